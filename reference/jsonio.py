@@ -1,0 +1,112 @@
+"""Strict JSON at the JSONL boundary.
+
+``loads`` accepts exactly RFC 8259 JSON: no ``NaN``/``Infinity``, no duplicate object keys. Numbers keep
+what exactness needs: integers are ``int``; a non-integer literal is a ``float`` when it is exact and a
+:class:`InexactNumber` (a ``float`` that remembers its text) when it is not finite or is not the shortest
+round-trip form of its double, so validators can name the offending literal. ``dumps`` writes pure-ASCII
+JSON (lone surrogates as ``\\udXXX`` escapes), one line, the form every message on the wire takes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import secrets
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+MAX_SAFE_INTEGER = 2**53 - 1
+
+
+class InexactNumber(float):
+    """A JSON number literal that no JavaScript double represents exactly (or that overflows)."""
+
+    text: str
+
+    def __new__(cls, text: str) -> InexactNumber:
+        self = super().__new__(cls, float(text))
+        self.text = text
+        return self
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        return InexactNumber(text)
+    if value == 0:
+        return 0.0  # -0 and 0e5 are plain zero
+    try:
+        exact = Decimal(text) == Decimal(repr(value))
+    except InvalidOperation:  # pragma: no cover - json only hands us valid literals
+        exact = False
+    return value if exact else InexactNumber(text)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r} in a JSON object")
+        out[key] = value
+    return out
+
+
+def loads(text: str | bytes) -> Any:
+    """Parse one JSON document strictly; raises ``ValueError`` with a readable message."""
+    return json.loads(
+        text,
+        parse_float=_parse_float,
+        parse_constant=_reject_constant,
+        object_pairs_hook=_no_duplicates,
+    )
+
+
+def dumps(value: Any) -> str:
+    """One line of pure-ASCII JSON; an ``InexactNumber`` is written as its literal text."""
+    literals: list[str] = []
+    tag = "\x00codemode-literal-" + secrets.token_hex(8) + "-"
+
+    def restore(v: Any) -> Any:
+        if isinstance(v, InexactNumber):
+            literals.append(v.text)
+            return f"{tag}{len(literals) - 1}"
+        if isinstance(v, dict):
+            return {k: restore(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [restore(x) for x in v]
+        return v
+
+    text = json.dumps(restore(value), ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+    if not literals:
+        return text
+    quoted_tag = json.dumps(tag, ensure_ascii=True)[1:-1]
+    return re.sub(
+        '"' + re.escape(quoted_tag) + r'(\d+)"', lambda m: literals[int(m.group(1))], text
+    )
+
+
+def is_exact_number(value: object) -> bool:
+    """A JSON number a JavaScript double holds exactly: finite, safe if integer-valued, shortest form."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if isinstance(value, InexactNumber):
+        return False
+    if isinstance(value, int):
+        return abs(value) <= MAX_SAFE_INTEGER
+    if not math.isfinite(value):
+        return False
+    if value.is_integer():
+        return abs(value) <= MAX_SAFE_INTEGER
+    return True
+
+
+def is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -1,0 +1,40 @@
+"""The one record every rule in the kit reports: which clause broke, and how."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Violation:
+    """A broken clause: ``clause`` is a SPEC.md id such as ``IN-NAME`` or ``JS-PARALLEL``.
+
+    ``message`` is one sentence leading with the offending value; ``expected`` and ``actual`` are
+    optional JSON-able renderings for reports.
+    """
+
+    clause: str
+    message: str
+    expected: Any = None
+    actual: Any = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"clause": self.clause, "message": self.message}
+        if self.expected is not None:
+            out["expected"] = self.expected
+        if self.actual is not None:
+            out["actual"] = self.actual
+        return out
+
+
+class InvalidRecord(ValueError):
+    """Raised by ``from_json`` when a catalog or plan breaks one or more clauses."""
+
+    def __init__(self, violations: list[Violation]) -> None:
+        self.violations = tuple(violations)
+        super().__init__("; ".join(f"{v.clause}: {v.message}" for v in violations))
+
+    def diagnostic(self) -> str:
+        """The text a CLI answers with: every broken clause, first one first."""
+        return "; ".join(f"{v.message} [{v.clause}]" for v in self.violations)
