@@ -163,7 +163,7 @@ def _required(required: Any, declared: set[str], where: str, *, args_ok: bool) -
         if not isinstance(name, str):
             yield Violation(clause="IN-REQUIRED", message=f"{_short(name)} in {where}.required is not a string")
         elif name in seen:
-            yield Violation(clause="IN-REQUIRED", message=f"{name!r} appears twice in {where}.required")
+            yield Violation(clause="IN-UNIQUE", message=f"{name!r} appears twice in {where}.required")
         elif args_ok and name not in declared:
             yield Violation(
                 clause="IN-REQUIRED", message=f"{name!r} in {where}.required is not a declared argument"
@@ -177,12 +177,13 @@ def _returns(returns: Any, where: str) -> Iterator[Violation]:
         yield Violation(clause="IN-RETURNS", message=f"{_short(returns)} at {where}.returns is not an object")
         return
     extra = sorted(set(returns) - {"kind", "properties"})
-    if extra:
+    if extra or "kind" not in returns:
         yield Violation(
-            clause="IN-RETURNS", message=f"{extra!r} at {where}.returns are not kind or properties"
+            clause="IN-KEYS",
+            message=f"{where}.returns keys {sorted(returns)!r} are not kind and optionally properties",
         )
     kind = returns.get("kind")
-    if kind not in RETURN_KINDS:
+    if "kind" in returns and kind not in RETURN_KINDS:
         yield Violation(
             clause="IN-RETURNS", message=f"{_short(kind)} at {where}.returns.kind is not text, object or array"
         )
@@ -204,7 +205,7 @@ def _returns(returns: Any, where: str) -> Iterator[Violation]:
                 message=f"{_short(prop)} in {where}.returns.properties is not an IdentifierName",
             )
         elif prop in seen:
-            yield Violation(clause="IN-RETURNS", message=f"{prop!r} appears twice in {where}.returns.properties")
+            yield Violation(clause="IN-UNIQUE", message=f"{prop!r} appears twice in {where}.returns.properties")
         else:
             seen.add(prop)
 

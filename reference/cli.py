@@ -19,3 +19,18 @@ def compile_handler(request: Any) -> dict[str, Any]:
     if kind == "plan":
         return {"diagnostic": "this is a plan request; `codemode compile` answers compile requests (plan, tools)"}
     return {"diagnostic": bad_record(request)}
+
+
+def compile_line(line: str) -> str:
+    """The in-process form of ``codemode compile``: one request line in, one response line out
+    (``codemode certify --python reference.cli:compile_line``)."""
+    from reference import jsonio
+    from reference.protocol import respond
+
+    return jsonio.dumps(respond(line.encode("utf-8", "surrogatepass"), compile_handler))
+
+
+def compile_main() -> int:
+    from reference.protocol import serve
+
+    return serve(compile_handler)

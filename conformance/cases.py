@@ -1,0 +1,267 @@
+"""Compile cases: a request, what the mocked tools do, and what the kit expects of the answer.
+
+A case is data: ``to_json``/``from_json`` round-trip it, and its ``id`` is a hash of that JSON, so a
+failure can be replayed later from its one-line form.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any
+
+from hypothesis import strategies as st
+
+from reference import jsonio
+from reference.catalog import Catalog, Returns
+from reference.names import RESERVED_WORDS
+from reference.plan import Plan
+from strategies import Behaviour, catalogs, invalid_catalogs, invalid_plans, plans, tool_behaviours
+from strategies._internal.catalogs import tools as tool_entries
+
+_TAME = re.compile(r"[a-z][a-z0-9_]*\Z")
+_OBJECT_PROTOTYPE_NAMES = frozenset(
+    """__proto__ constructor toString toLocaleString valueOf hasOwnProperty isPrototypeOf
+    propertyIsEnumerable __defineGetter__ __defineSetter__ __lookupGetter__ __lookupSetter__""".split()
+)
+SYNC_FAILURES = ("throw", "absent", "notfn")
+
+
+def is_tame_text(text: str) -> bool:
+    return bool(_TAME.match(text)) and text not in RESERVED_WORDS and text not in _OBJECT_PROTOTYPE_NAMES
+
+
+def is_tame_plan(plan: Plan) -> bool:
+    """SPEC.md "Tame and adversarial plans": nothing in it needs more than naive quoting."""
+    for call in plan.calls:
+        if not is_tame_text(call.tool):
+            return False
+        for name, value in call.args:
+            if not is_tame_text(name):
+                return False
+            if isinstance(value, bool):
+                continue
+            if isinstance(value, str):
+                if not is_tame_text(value):
+                    return False
+            elif not (float(value).is_integer() and abs(value) < 2**31):
+                return False
+    return all(is_tame_text(f) for f in plan.output.fields or ())
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompileCase:
+    """A compile request and, for a valid plan, one behaviour per call; ``breaks`` names the clause an
+    invalid plan or catalog breaks (``None`` for a valid plan)."""
+
+    tools: Any
+    plan: Any
+    behaviours: tuple[Behaviour, ...] = ()
+    breaks: str | None = None
+
+    def request(self) -> dict[str, Any]:
+        return {"plan": self.plan, "tools": self.tools}
+
+    def request_line(self) -> str:
+        return jsonio.dumps(self.request())
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"request": self.request()}
+        if self.breaks is not None:
+            out["breaks"] = self.breaks
+        else:
+            out["behaviours"] = [b.to_json() for b in self.behaviours]
+        return out
+
+    @classmethod
+    def from_json(cls, raw: Any) -> CompileCase:
+        if not isinstance(raw, dict) or not set(raw) <= {"request", "behaviours", "breaks"} or "request" not in raw:
+            raise ValueError("a case is an object with request, and behaviours or breaks")
+        request = raw["request"]
+        if not isinstance(request, dict) or set(request) != {"plan", "tools"}:
+            raise ValueError("a case's request is a compile request: exactly plan and tools")
+        case = cls(
+            tools=request["tools"],
+            plan=request["plan"],
+            behaviours=tuple(Behaviour.from_json(b) for b in raw.get("behaviours", ())),
+            breaks=raw.get("breaks"),
+        )
+        if case.breaks is None:
+            expected = len(case.valid[0].calls)
+            if len(case.behaviours) != expected:
+                raise ValueError(f"{len(case.behaviours)} behaviours for a plan of {expected} calls")
+        return case
+
+    @property
+    def id(self) -> str:
+        return hashlib.sha256(jsonio.dumps(self.to_json()).encode()).hexdigest()[:12]
+
+    @property
+    def valid(self) -> tuple[Plan, Catalog]:
+        """The plan and catalog as records; only for a valid case."""
+        catalog = Catalog.from_json(self.tools)
+        return Plan.from_json(self.plan, catalog), catalog
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Expectation:
+    """What running the compiled plan must do, derived from the plan and the behaviours (SPEC.md §JS)."""
+
+    plan: Plan
+    behaviours: tuple[Behaviour, ...]
+    starts: tuple[int, ...]  # calls that reach their mock, in order
+    pending: bool  # a started call never settles, so the function must stay pending
+    records: tuple[dict[str, Any] | None, ...]  # per call, what its record must be (None: never settles)
+    shaped: bool
+    first_bad_row: int | None  # first row that breaks the shape (for JS-LIMIT's "projection precedes")
+    tame: bool
+    spec: dict[str, Any] = field(repr=False)
+
+    @property
+    def mode(self) -> str:
+        return self.plan.mode
+
+    @property
+    def output(self) -> str:
+        return self.plan.output.kind
+
+
+def expect(case: CompileCase, js: str) -> Expectation:
+    plan, catalog = case.valid
+    bs = case.behaviours
+    starts: list[int] = []
+    pending = False
+    records: list[dict[str, Any] | None] = []
+    for i, b in enumerate(bs):
+        if plan.mode == "sequential" and pending:
+            records.append(None)
+            continue
+        if b.invoked:
+            starts.append(i)
+        if not b.settles:
+            pending = True
+            records.append(None)
+        elif b.kind in ("resolve", "return"):
+            records.append({"ok": True, "same": i})
+        elif b.kind in ("reject", "throw"):
+            records.append({"ok": False, "same": i})
+        else:
+            records.append({"ok": False, "type": "TypeError"})
+    tool = catalog.tool(plan.calls[0].tool)
+    shaped = plan.mode == "single" and tool is not None and tool.returns.kind == "array"
+    first_bad = None
+    if shaped and bs[0].kind in ("resolve", "return"):
+        value = bs[0].value
+        fields = plan.output.fields
+        if not isinstance(value, list):
+            records[0] = {"ok": False, "shape": True}
+        else:
+            if fields is not None:
+                first_bad = next((j for j, row in enumerate(value) if not _row_ok(row, fields)), None)
+            if first_bad is not None:
+                records[0] = {"ok": False, "shape": True}
+            else:
+                records[0] = {
+                    "ok": True,
+                    "rows": {"call": 0, "fields": list(fields) if fields else None, "limit": plan.output.limit},
+                }
+    spec = {
+        "js": js,
+        "output": plan.output.kind,
+        "calls": [
+            {"tool": c.tool, "args": dict(c.args), "behaviour": b.to_json()} for c, b in zip(plan.calls, bs)
+        ],
+        "expect": records,
+    }
+    return Expectation(
+        plan=plan,
+        behaviours=bs,
+        starts=tuple(starts),
+        pending=pending,
+        records=tuple(records),
+        shaped=shaped,
+        first_bad_row=first_bad,
+        tame=is_tame_plan(plan),
+        spec=spec,
+    )
+
+
+def _row_ok(row: Any, fields: tuple[str, ...]) -> bool:
+    return isinstance(row, dict) and all(f in row for f in fields)
+
+
+def exercised(case: CompileCase, exp: Expectation | None) -> tuple[str, ...]:
+    """The clauses a case puts to the test (what "cases per clause" counts)."""
+    if case.breaks is not None or exp is None:
+        return ("CO-VALIDATE",)
+    out = ["CO-VALIDATE", "JS-FORM", "JS-CALLS", "JS-ORDER", "JS-AWAIT", "JS-RECORD", "JS-PURE"]
+    if exp.mode == "parallel":
+        out.append("JS-PARALLEL")
+    if exp.mode == "sequential":
+        out.append("JS-SEQUENTIAL")
+    if any(b.kind in SYNC_FAILURES for b in exp.behaviours):
+        out.append("JS-SYNC-THROW")
+    if not exp.pending:
+        out.append("JS-ALL" if exp.output == "all" else "JS-LAST")
+    if exp.shaped and not exp.pending and exp.behaviours[0].kind in ("resolve", "return"):
+        out.append("JS-SHAPE")
+        rows = (exp.records[0] or {}).get("rows")
+        if exp.plan.output.fields is not None and (rows is not None or exp.first_bad_row is not None):
+            out.append("JS-PROJECT")
+        if exp.plan.output.limit is not None:
+            out.append("JS-LIMIT")
+    if not exp.tame:
+        out.append("JS-ESCAPE")
+    return tuple(out)
+
+
+# --- generating cases ---------------------------------------------------------------------------------
+
+
+_SHAPE_PROPERTIES = st.lists(
+    st.sampled_from(("id", "name", "score", "__proto__", "toString", "$")), min_size=1, max_size=4, unique=True
+)
+
+
+@st.composite
+def _shaping_catalogs(draw: st.DrawFn) -> Catalog:
+    """A catalog whose first tool returns an array with declared properties (to exercise shaping)."""
+    first = draw(tool_entries(returns="array"))
+    if not first.returns.properties:
+        props = draw(_SHAPE_PROPERTIES)
+        first = replace(first, returns=Returns(kind="array", properties=tuple(props)))
+    rest = draw(catalogs(max_tools=2))
+    others = tuple(t for t in rest.tools if t.name != first.name)
+    return Catalog(tools=(first, *others))
+
+
+@st.composite
+def valid_cases(draw: st.DrawFn, *, adversarial: bool = True) -> CompileCase:
+    if draw(st.integers(0, 2)) == 0:
+        catalog = draw(_shaping_catalogs())
+        plan = draw(plans(Catalog(tools=catalog.tools[:1]), modes=("single",), adversarial=adversarial))
+    else:
+        catalog = draw(catalogs(max_tools=3, adversarial=adversarial))
+        plan = draw(plans(catalog, adversarial=adversarial))
+    behaviours = draw(tool_behaviours(plan, catalog))
+    return CompileCase(tools=catalog.to_json(), plan=plan.to_json(), behaviours=behaviours)
+
+
+@st.composite
+def invalid_cases(draw: st.DrawFn) -> CompileCase:
+    if draw(st.integers(0, 3)) == 0:
+        raw_tools, clause = draw(invalid_catalogs())
+        plan = {"mode": "single", "calls": [{"tool": "list_users", "args": {}}], "output": {"kind": "last"}}
+        return CompileCase(tools=raw_tools, plan=plan, breaks=clause)
+    catalog = draw(catalogs(max_tools=3))
+    raw_plan, clause = draw(invalid_plans(catalog))
+    return CompileCase(tools=catalog.to_json(), plan=raw_plan, breaks=clause)
+
+
+def compile_cases() -> st.SearchStrategy[CompileCase]:
+    """Compile cases: mostly valid plans with tool behaviours, a fifth invalid plans or catalogs.
+    Shrinks towards a valid single call of a one-tool catalog that resolves at once."""
+    return st.one_of(valid_cases(), valid_cases(), valid_cases(), valid_cases(), invalid_cases())
+

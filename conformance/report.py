@@ -1,0 +1,169 @@
+"""Reports of a certification run: the terminal table, a JSON report and JUnit XML.
+
+Every failure carries its clause, the minimal request as one JSONL line, what was expected and seen,
+and the command that replays it.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import shlex
+import time
+import xml.etree.ElementTree as ET
+from typing import Any
+
+from conformance.certify import Run
+from conformance.clauses import CLAUSES, COMPILER_CLAUSES, PENDING
+from reference import __version__, jsonio
+
+
+def replay_command(target: str, role: str, case_json: dict[str, Any]) -> str:
+    """The command line that re-runs one case; ``target`` is ``--cmd '...'`` or ``--python m:f``."""
+    return f"codemode certify --role {role} {target} --case {shlex.quote(jsonio.dumps(case_json))}"
+
+
+def clause_records(run: Run, target: str) -> list[dict[str, Any]]:
+    out = []
+    for cid in COMPILER_CLAUSES:
+        clause = CLAUSES[cid]
+        tally = run.tallies[cid]
+        status = run.status(cid)
+        record: dict[str, Any] = {
+            "clause": cid,
+            "kind": clause.kind,
+            "status": status,
+            "cases": tally.cases,
+            "failed": tally.failed,
+            "errored": tally.errored,
+            "spec": clause.anchor,
+        }
+        example = tally.minimal or tally.first_failure
+        if status == "failed" and example is not None:
+            case, violation = example
+            record["counterexample"] = {
+                "case_id": case.id,
+                "message": violation.message,
+                "expected": violation.expected,
+                "actual": violation.actual,
+                "request": case.request_line(),
+                "case": case.to_json(),
+                "replay": replay_command(target, run.role, case.to_json()),
+            }
+        if tally.errored and tally.first_error is not None and tally.first_error.errored is not None:
+            err = tally.first_error
+            assert err.errored is not None
+            record["error"] = {
+                "reason": err.errored.reason,
+                "stderr": err.errored.stderr,
+                "request": err.case.request_line(),
+            }
+        if status == "skipped" and cid in PENDING:
+            record["reason"] = PENDING[cid]
+        out.append(record)
+    return out
+
+
+def json_report(run: Run, *, implementation: str, target: str) -> dict[str, Any]:
+    records = clause_records(run, target)
+    summary = {s: sum(1 for r in records if r["status"] == s) for s in ("passed", "failed", "errored", "skipped")}
+    return {
+        "kit": {"name": "codemode-conformance-kit", "version": __version__},
+        "implementation": implementation,
+        "role": run.role,
+        "profile": run.profile.name,
+        "seed": run.seed,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(run.started)),
+        "seconds": round(run.seconds, 3),
+        "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": _cpus()},
+        "cases": run.cases,
+        "clauses": records,
+        "summary": summary,
+    }
+
+
+def _cpus() -> int:
+    import os
+
+    return os.cpu_count() or 0
+
+
+def junit_xml(report: dict[str, Any]) -> str:
+    """One ``testcase`` per clause, named by its id."""
+    records = report["clauses"]
+    suite = ET.Element(
+        "testsuite",
+        name=f"codemode certify ({report['role']})",
+        tests=str(len(records)),
+        failures=str(report["summary"]["failed"]),
+        errors=str(report["summary"]["errored"]),
+        skipped=str(report["summary"]["skipped"]),
+        time=f"{report['seconds']:.3f}",
+        timestamp=report["started"],
+    )
+    props = ET.SubElement(suite, "properties")
+    for name in ("implementation", "profile", "seed"):
+        ET.SubElement(props, "property", name=name, value=str(report[name]))
+    for r in records:
+        case = ET.SubElement(suite, "testcase", classname=f"codemode.{report['role']}", name=r["clause"])
+        ET.SubElement(case, "system-out").text = f"{r['cases']} cases; {r['spec']}"
+        if r["status"] == "failed":
+            cx = r.get("counterexample", {})
+            node = ET.SubElement(case, "failure", message=_xml_safe(cx.get("message", "failed")), type=r["clause"])
+            node.text = _xml_safe(
+                f"{r['failed']} of {r['cases']} cases failed.\n"
+                f"minimal request: {cx.get('request')}\nreplay: {cx.get('replay')}"
+            )
+        elif r["status"] == "errored":
+            err = r.get("error", {})
+            node = ET.SubElement(case, "error", message=_xml_safe(err.get("reason", "errored")))
+            node.text = _xml_safe(f"request: {err.get('request')}\nstderr:\n{err.get('stderr', '')}")
+        elif r["status"] == "skipped":
+            ET.SubElement(case, "skipped", message=r.get("reason", "no case exercised this clause"))
+    return ET.tostring(suite, encoding="unicode", xml_declaration=True)
+
+
+def _xml_safe(text: str) -> str:
+    # XML 1.0 cannot hold most control characters or lone surrogates: escape them visibly
+    out = []
+    for ch in text:
+        cp = ord(ch)
+        if cp in (0x9, 0xA, 0xD) or 0x20 <= cp <= 0xD7FF or 0xE000 <= cp <= 0xFFFD or cp > 0xFFFF:
+            out.append(ch)
+        else:
+            out.append(f"\\u{cp:04x}")
+    return "".join(out)
+
+
+def text_report(report: dict[str, Any]) -> str:
+    lines = [
+        f"codemode certify — {report['role']}: {report['implementation']}",
+        f"profile {report['profile']}, seed {report['seed']}, {report['cases']} cases in {report['seconds']:.1f}s",
+        "",
+        f"{'clause':<15} {'result':<8} {'cases':>6} {'failed':>7} {'errored':>8}",
+    ]
+    for r in report["clauses"]:
+        status = r["status"].upper() if r["status"] in ("failed", "errored") else r["status"]
+        lines.append(f"{r['clause']:<15} {status:<8} {r['cases']:>6} {r['failed']:>7} {r['errored']:>8}")
+    for r in report["clauses"]:
+        if r["status"] == "failed" and "counterexample" in r:
+            cx = r["counterexample"]
+            lines += [
+                "",
+                f"{r['clause']} failed on {r['failed']} of {r['cases']} cases ({r['spec']})",
+                f"  {cx['message']}",
+                f"  minimal request: {cx['request']}",
+                f"  replay: {cx['replay']}",
+            ]
+        elif r["status"] == "errored" and "error" in r:
+            err = r["error"]
+            lines += ["", f"{r['clause']} errored on {r['errored']} cases: {err['reason']}", f"  request: {err['request']}"]
+            if err["stderr"].strip():
+                lines.append("  stderr: " + err["stderr"].strip().replace("\n", "\n          ")[-800:])
+    s = report["summary"]
+    lines += ["", f"{s['passed']} passed, {s['failed']} failed, {s['errored']} errored, {s['skipped']} skipped"]
+    return "\n".join(lines)
+
+
+def dump(report: dict[str, Any]) -> str:
+    return json.dumps(report, indent=2, ensure_ascii=True)

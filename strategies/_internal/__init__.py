@@ -1,0 +1,1 @@
+"""Implementation of the public ``strategies`` package; import from ``strategies`` instead."""
