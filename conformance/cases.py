@@ -18,7 +18,7 @@ from reference import jsonio
 from reference.catalog import Catalog, Returns
 from reference.names import RESERVED_WORDS
 from reference.plan import Plan
-from strategies import Behaviour, catalogs, invalid_catalogs, invalid_plans, plans, tool_behaviours
+from strategies import Behaviour, catalogs, invalid_catalogs, invalid_plans, plans, rows_for, tool_behaviours
 from strategies._internal.catalogs import tools as tool_entries
 
 _TAME = re.compile(r"[a-z][a-z0-9_]*\Z")
@@ -220,8 +220,15 @@ def exercised(case: CompileCase, exp: Expectation | None) -> tuple[str, ...]:
 # --- generating cases ---------------------------------------------------------------------------------
 
 
+_SHAPING_SCENARIOS = st.sampled_from(
+    ("rows", "rows", "rows", "bad-row", "bad-row-past-limit", "bad-row-past-limit", "not-array", "as-drawn")
+)
+_MODE_MIX = st.sampled_from((("single",), ("sequential",), ("parallel",), ("parallel",)))
 _SHAPE_PROPERTIES = st.lists(
-    st.sampled_from(("id", "name", "score", "__proto__", "toString", "$")), min_size=1, max_size=4, unique=True
+    st.sampled_from(("__proto__", "id", "name", "toString", "constructor", "$", "score", "\u540d\u524d")),
+    min_size=1,
+    max_size=4,
+    unique=True,
 )
 
 
@@ -229,23 +236,51 @@ _SHAPE_PROPERTIES = st.lists(
 def _shaping_catalogs(draw: st.DrawFn) -> Catalog:
     """A catalog whose first tool returns an array with declared properties (to exercise shaping)."""
     first = draw(tool_entries(returns="array"))
-    if not first.returns.properties:
-        props = draw(_SHAPE_PROPERTIES)
-        first = replace(first, returns=Returns(kind="array", properties=tuple(props)))
+    props = draw(_SHAPE_PROPERTIES)
+    first = replace(first, returns=Returns(kind="array", properties=tuple(props)))
     rest = draw(catalogs(max_tools=2))
     others = tuple(t for t in rest.tools if t.name != first.name)
     return Catalog(tools=(first, *others))
 
 
+def _shaping_case(draw: st.DrawFn, *, adversarial: bool) -> tuple[Catalog, Plan, tuple[Behaviour, ...]]:
+    """A single call of an array tool, usually with fields and a limit, and rows chosen to exercise
+    each shaping rule: good rows, a bad row before or past the limit, a non-array, or a failure."""
+    catalog = draw(_shaping_catalogs())
+    plan = draw(plans(Catalog(tools=catalog.tools[:1]), modes=("single",), adversarial=adversarial))
+    props = catalog.tools[0].returns.properties or ()
+    fields = tuple(draw(st.lists(st.sampled_from(props), min_size=1, max_size=3, unique=True))) if draw(_OFTEN) else None
+    limit = draw(_SHAPING_LIMITS) if draw(_OFTEN) else None
+    plan = replace(plan, output=replace(plan.output, fields=fields, limit=limit))
+    scenario = draw(_SHAPING_SCENARIOS)
+    if scenario == "as-drawn":
+        return catalog, plan, draw(tool_behaviours(plan, catalog))
+    shape = tuple(dict.fromkeys((*(fields or ()), *props)))
+    past_limit = scenario == "bad-row-past-limit" and limit is not None and fields is not None
+    rows: Any = draw(rows_for(shape, bad=False, min_rows=limit if past_limit and limit else 1))
+    if scenario.startswith("bad-row"):
+        bad = draw(st.sampled_from((None, 5, "row", True, [], ["id"], {})))
+        rows = [*rows]
+        rows.insert(len(rows) if past_limit else draw(st.integers(0, len(rows))), bad)
+    elif scenario == "not-array":
+        rows = draw(st.sampled_from((None, {}, "rows", 0, {"rows": []})))
+    kind = draw(st.sampled_from(("resolve", "resolve", "return")))
+    delay = draw(st.integers(0, 2)) if kind == "resolve" else 0
+    return catalog, plan, (Behaviour(kind=kind, value=rows, delay=delay),)
+
+
+_OFTEN = st.integers(0, 4).map(lambda n: n < 4)
+_SHAPING_LIMITS = st.integers(0, 6) | st.integers(0, 100)
+
+
 @st.composite
 def valid_cases(draw: st.DrawFn, *, adversarial: bool = True) -> CompileCase:
     if draw(st.integers(0, 2)) == 0:
-        catalog = draw(_shaping_catalogs())
-        plan = draw(plans(Catalog(tools=catalog.tools[:1]), modes=("single",), adversarial=adversarial))
+        catalog, plan, behaviours = _shaping_case(draw, adversarial=adversarial)
     else:
         catalog = draw(catalogs(max_tools=3, adversarial=adversarial))
-        plan = draw(plans(catalog, adversarial=adversarial))
-    behaviours = draw(tool_behaviours(plan, catalog))
+        plan = draw(plans(catalog, modes=draw(_MODE_MIX), adversarial=adversarial))
+        behaviours = draw(tool_behaviours(plan, catalog))
     return CompileCase(tools=catalog.to_json(), plan=plan.to_json(), behaviours=behaviours)
 
 
@@ -265,3 +300,47 @@ def compile_cases() -> st.SearchStrategy[CompileCase]:
     Shrinks towards a valid single call of a one-tool catalog that resolves at once."""
     return st.one_of(valid_cases(), valid_cases(), valid_cases(), valid_cases(), invalid_cases())
 
+
+
+def tame_twin(case: CompileCase) -> CompileCase:
+    """The same plan with every name and value renamed to a tame one (``t0``, ``a0``, ``s0``, ``1``...).
+
+    When an adversarial plan's js fails, its twin tells whose fault it is: a twin that fails the same
+    way is a form or call bug (JS-FORM, JS-CALLS); a twin that passes is an escaping bug (JS-ESCAPE)."""
+    plan, catalog = case.valid
+    tools = {t.name: f"t{i}" for i, t in enumerate(catalog.tools)}
+    tool_json = []
+    arg_names: dict[str, dict[str, str]] = {}
+    props: dict[str, dict[str, str]] = {}
+    for t in catalog.tools:
+        arg_names[t.name] = {a: f"a{j}" for j, (a, _) in enumerate(t.arguments)}
+        props[t.name] = {p: f"p{j}" for j, p in enumerate(t.returns.properties or ())}
+        returns: dict[str, Any] = {"kind": t.returns.kind}
+        if t.returns.properties is not None:
+            returns["properties"] = [props[t.name][p] for p in t.returns.properties]
+        tool_json.append(
+            {
+                "name": tools[t.name],
+                "arguments": {arg_names[t.name][a]: k for a, k in t.arguments},
+                "required": [arg_names[t.name][a] for a in t.required],
+                "returns": returns,
+            }
+        )
+    counter = iter(range(1, 10**6))
+
+    def tame_value(v: Any) -> Any:
+        if isinstance(v, bool):
+            return v
+        if isinstance(v, str):
+            return f"s{next(counter)}"
+        return next(counter)
+
+    calls = [
+        {"tool": tools[c.tool], "args": {arg_names[c.tool][a]: tame_value(v) for a, v in c.args}} for c in plan.calls
+    ]
+    output = plan.output.to_json()
+    if plan.output.fields is not None:
+        output["fields"] = [props[plan.calls[0].tool][f] for f in plan.output.fields]
+    raw_plan = {"mode": plan.mode, "calls": calls, "output": output}
+    behaviours = tuple(Behaviour(kind="resolve", value=None) for _ in plan.calls)
+    return CompileCase(tools=tool_json, plan=raw_plan, behaviours=behaviours)

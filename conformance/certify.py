@@ -32,9 +32,9 @@ class Profile:
 
 
 PROFILES = {
-    "quick": Profile(name="quick", examples=120, max_batch=8, chunk=200, hunt_seconds=10),
-    "standard": Profile(name="standard", examples=500, max_batch=8, chunk=250, hunt_seconds=20),
-    "deep": Profile(name="deep", examples=5000, max_batch=8, chunk=400, hunt_seconds=60),
+    "quick": Profile(name="quick", examples=150, max_batch=10, chunk=200, hunt_seconds=10),
+    "standard": Profile(name="standard", examples=900, max_batch=10, chunk=300, hunt_seconds=20),
+    "deep": Profile(name="deep", examples=8000, max_batch=10, chunk=400, hunt_seconds=60),
 }
 
 
@@ -92,7 +92,7 @@ class Run:
 
 
 def _batches(profile: Profile) -> st.SearchStrategy[list[CompileCase]]:
-    return st.lists(compile_cases(), min_size=1, max_size=profile.max_batch)
+    return st.lists(compile_cases(), min_size=2, max_size=profile.max_batch)
 
 
 def _settings(profile: Profile, *, shrink: bool) -> settings:
@@ -119,14 +119,16 @@ def certify_compiler(
     profile: Profile,
     seed_value: int = 0,
     progress: Callable[[Run], None] | None = None,
+    shrink: bool = True,
 ) -> Run:
+    """Explore, then (with ``shrink``) find a minimal case for every failed clause."""
     run = Run(role="compiler", profile=profile, seed=seed_value)
     for cid in COMPILER_CLAUSES:
         run.tallies[cid] = ClauseTally()
     pending: list[CompileCase] = []
 
     def flush() -> None:
-        for result in judge.evaluate(pending, sample_alone=True):
+        for result in judge.evaluate(pending):
             run.record(result)
         pending.clear()
         if progress is not None:
@@ -144,7 +146,7 @@ def certify_compiler(
     flush()
     for cid in COMPILER_CLAUSES:
         tally = run.tallies[cid]
-        if tally.failed:
+        if tally.failed and shrink:
             tally.minimal = hunt(judge, cid, profile=profile, seed_value=seed_value) or tally.first_failure
     run.seconds = time.time() - run.started
     return run
@@ -164,7 +166,7 @@ def hunt(
     def search(batch: list[CompileCase]) -> None:
         if time.monotonic() > deadline and last:
             return  # out of time: keep the smallest failure found so far
-        for result in judge.evaluate(batch):
+        for result in judge.evaluate(batch, purity=clause == "JS-PURE"):
             for v in result.violations:
                 if v.clause == clause:
                     last.append((result.case, v))

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.adapters import Adapter, Errored
-from conformance.cases import CompileCase, Expectation, exercised, expect
+from conformance.cases import CompileCase, Expectation, exercised, expect, tame_twin
 from conformance.checks.compiler import co_validate, judge_js, response_form
 from conformance.v8host import V8Host
 from reference.violations import Violation
@@ -38,10 +38,10 @@ class CompilerJudge:
         self.adapter = adapter
         self.host = host
 
-    def evaluate(self, cases: Sequence[CompileCase], *, sample_alone: bool = False) -> list[CaseResult]:
-        """Judge ``cases`` as one batch. A case that fails in the hardened batch is judged again alone
-        in a fresh context, whose verdict counts; with ``sample_alone`` the first case is too, so an
-        impure body that swallows its own errors is still caught."""
+    def evaluate(self, cases: Sequence[CompileCase], *, purity: bool = True) -> list[CaseResult]:
+        """Judge ``cases`` as one batch. A case that fails in the shared V8 context is judged again
+        alone in a fresh one, whose verdict counts. ``purity=False`` skips the batch's built-in
+        snapshot: passes are then not trusted, failures still are (for shrinking a known failure)."""
         if not cases:
             return []
         answers = self.adapter.exchange([c.request() for c in cases])
@@ -60,11 +60,14 @@ class CompilerJudge:
                 results[i] = CaseResult(
                     case=case, exercised=exercised(case, None), violations=tuple(found), answer=answer
                 )
-        observations = self.host.run_batch([exp.spec for _, exp, _ in jobs])
-        for k, ((i, exp, found), obs) in enumerate(zip(jobs, observations)):
+        observations = self.host.run_batch([exp.spec for _, exp, _ in jobs], purity=purity)
+        for (i, exp, found), obs in zip(jobs, observations):
             violations = judge_js(exp, obs)
-            if not obs.get("alone") and (violations or (sample_alone and k == 0)):
+            if violations and not obs.get("alone"):
                 obs = self.host.run_alone(exp.spec)
+                violations = judge_js(exp, obs)
+            if violations and not exp.tame and _escape_suspect(obs):
+                obs["twin"] = self._twin(cases[i])
                 violations = judge_js(exp, obs)
             results[i] = CaseResult(
                 case=cases[i],
@@ -73,3 +76,21 @@ class CompilerJudge:
                 answer=answers[i] if isinstance(answers[i], dict) else None,
             )
         return [r for r in results if r is not None]
+
+    def _twin(self, case: CompileCase) -> dict[str, bool] | None:
+        """Whether the tame twin of ``case`` parses and gets its args through (None: no usable answer)."""
+        twin = tame_twin(case)
+        (answer,) = self.adapter.exchange([twin.request()])
+        if isinstance(answer, Errored) or not isinstance(answer.get("js"), str):
+            return None
+        obs = self.host.run_alone(expect(twin, answer["js"]).spec)
+        if "limit" in obs or "harness" in obs:
+            return None
+        return {
+            "parses": obs.get("compile") is None,
+            "argsOk": all(inv["argsOk"] and inv["argc"] >= 1 for inv in obs.get("invocations", ())),
+        }
+
+
+def _escape_suspect(obs: dict[str, Any]) -> bool:
+    return obs.get("compile") is not None or any(not inv["argsOk"] for inv in obs.get("invocations", ()))

@@ -11,7 +11,6 @@
   const is = Object.is;
   const create = Object.create;
   const freeze = Object.freeze;
-  const isFrozen = Object.isFrozen;
   const isExtensible = Object.isExtensible;
   const getPrototypeOf = Object.getPrototypeOf;
   const getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
@@ -129,10 +128,16 @@
       if (kind === "absent" || name in tools) continue;
       if (kind === "notfn") { tools[name] = 42; continue; }
       const queue = queues[name];
-      let next = 0;
+      const used = [];
       tools[name] = function () {
-        const index = next < queue.length ? queue[next] : -1;
-        next++;
+        // The plan call this invocation stands for: the first unused call of this tool whose args it
+        // carries, else the first unused one (so calls started out of order are still told apart).
+        let index = -1;
+        for (const i of queue) {
+          if (!used[i] && argsMatch(arguments[0], calls[i].args)) { index = i; break; }
+        }
+        if (index < 0) for (const i of queue) if (!used[i]) { index = i; break; }
+        if (index >= 0) used[index] = true;
         const inv = {
           call: index,
           tool: name,
@@ -177,7 +182,7 @@
     }
     let fn;
     try {
-      fn = new AsyncFunction("tools", (spec.strict ? '"use strict";\n' : "") + spec.js);
+      fn = new AsyncFunction("tools", spec.js);
     } catch (e) {
       c.compile = describe(e);
       return c;
@@ -437,51 +442,29 @@
   // ---- batches ---------------------------------------------------------------------------------------
 
   let current = [];
-  let hardened = false;
-  let baseline = null;
-  let purity = null;
+  let before = null;
 
-  // Freeze every built-in reachable from globalThis; make existing globals read-only. Run once.
-  function harden() {
-    for (const obj of reachable()) if (obj !== global) freeze(obj);
-    for (const key of ownKeys(global)) {
-      const d = getOwnPropertyDescriptor(global, key);
-      if (d.configurable) {
-        if ("value" in d) { d.writable = false; }
-        d.configurable = false;
-        defineProperty(global, key, d);
-      }
-    }
-    hardened = true;
-    baseline = snapshotOf(global);
-    return true;
-  }
-
-  // Start every case of a batch (JSON text). Microtasks run after this returns.
-  function run(batchText, options) {
+  // Start every case of a batch (JSON text), after a snapshot of every built-in. Microtasks run after
+  // this returns.
+  function run(batchText, purity) {
     const batch = parse(batchText);
-    purity = options && options.purity ? takeSnapshot() : null;
+    before = purity ? takeSnapshot() : null;
     current = [];
-    for (const spec of batch) {
-      spec.strict = hardened;
-      add(current, runCase(spec));
-    }
+    for (const spec of batch) add(current, runCase(spec));
     return current.length;
   }
 
-  // What happened, as JSON text: one observation per case, and whether any global changed.
+  // What happened, as JSON text: one observation per case, and every change any of them made to a
+  // global or a built-in (a batch with changes is judged again case by case).
   function collect() {
-    const out = { observations: [], tainted: false, purity: null };
+    const out = { observations: [], purity: [] };
     for (const c of current) add(out.observations, observe(c));
-    if (hardened) {
-      const now = snapshotOf(global);
-      out.tainted = now.entries.length !== baseline.entries.length;
-    }
-    if (purity !== null) out.purity = purityChanges(purity);
+    out.purity = before === null ? [] : purityChanges(before);
     current = [];
+    before = null;
     return stringify(out);
   }
 
-  const api = freeze({ harden, run, collect });
+  const api = freeze({ run, collect });
   defineProperty(global, "__codemode", { value: api, writable: false, enumerable: false, configurable: false });
 })(globalThis);

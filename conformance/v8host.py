@@ -1,9 +1,14 @@
 """The V8 host: runs compiled plans in embedded V8 (``py_mini_racer``) against mocked tools.
 
-Cases run in batches in one *hardened* context (every built-in frozen, existing globals read-only,
-bodies run in strict mode), because one ``eval`` round trip costs far more than running a case. A case
-that fails there is re-run *alone* in a fresh, unhardened context whose verdict is the only one that
-counts; that run also snapshots every built-in before and after, which is how ``JS-PURE`` is judged.
+Cases run in batches in one long-lived context, because one ``eval`` round trip costs far more than
+running a case. The harness captured every intrinsic it uses before any body ran, and snapshots every
+global and every built-in reachable from ``globalThis`` around each batch: when a batch changed
+anything, every case of it is judged again *alone* in a fresh context, and those verdicts are the ones
+that count. A case that fails in a batch is judged alone too. ``JS-PURE`` is judged on alone runs.
+
+(DESIGN §6 proposed freezing the built-ins instead. Detection is stronger: a frozen built-in turns a
+body's write into a throw that the body itself may swallow, which hides the impurity, and freezing makes
+legal code such as assigning ``o.toString`` on a plain object throw.)
 
 Traps handled here: a hard memory limit on every context (an unbounded V8 OOM kills the process);
 results are collected by a second ``eval`` with a timeout, never by waiting on a promise; a context
@@ -44,12 +49,10 @@ class V8Host:
 
     # -- contexts ---------------------------------------------------------------------------------
 
-    def _new_context(self, *, harden: bool) -> MiniRacer:
+    def _new_context(self) -> MiniRacer:
         ctx = MiniRacer()
         ctx.set_hard_memory_limit(self.limits.memory_bytes)
         ctx.eval(HARNESS)
-        if harden:
-            ctx.eval("__codemode.harden()")
         return ctx
 
     def _drop(self) -> None:
@@ -72,9 +75,11 @@ class V8Host:
 
     # -- running ------------------------------------------------------------------------------------
 
-    def run_batch(self, specs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Observations for ``specs`` run together in the hardened context. When the batch wedges,
-        exhausts memory or changes a global, every case is run alone instead (``alone`` set)."""
+    def run_batch(self, specs: Sequence[dict[str, Any]], *, purity: bool = True) -> list[dict[str, Any]]:
+        """Observations for ``specs`` run together in the shared context. When the batch wedges,
+        exhausts memory or changes a global or built-in, every case is run alone instead (``alone``
+        set). Without ``purity`` no snapshot is taken: only failures (judged alone) can then be trusted,
+        which is all a search for a known failure needs."""
         runnable = [i for i, s in enumerate(specs) if len(s["js"]) <= MAX_JS_CHARS]
         out: list[dict[str, Any]] = [_too_large(s) for s in specs]
         if not runnable:
@@ -82,13 +87,13 @@ class V8Host:
         batch = [specs[i] for i in runnable]
         try:
             if self._ctx is None:
-                self._ctx = self._new_context(harden=True)
-            self._ctx.eval(_call("run", jsonio.dumps(batch)), timeout_sec=self.limits.batch_seconds)
+                self._ctx = self._new_context()
+            self._ctx.eval(_call("run", jsonio.dumps(batch), purity), timeout_sec=self.limits.batch_seconds)
             collected = json.loads(self._ctx.eval("__codemode.collect()", timeout_sec=self.limits.batch_seconds))
         except MiniRacerBaseException:
             self._drop()
             collected = None
-        if collected is None or collected["tainted"]:
+        if collected is None or collected["purity"]:
             self._drop()
             for i in runnable:
                 out[i] = self.run_alone(specs[i])
@@ -98,13 +103,13 @@ class V8Host:
         return out
 
     def run_alone(self, spec: dict[str, Any]) -> dict[str, Any]:
-        """One case in a fresh, unhardened context, with the purity snapshot taken around it."""
+        """One case in a fresh context; ``purity`` lists what it changed in globals and built-ins."""
         if len(spec["js"]) > MAX_JS_CHARS:
             return _too_large(spec)
         ctx = None
         try:
-            ctx = self._new_context(harden=False)
-            ctx.eval(_call("run", jsonio.dumps([spec]), "{purity: true}"), timeout_sec=self.limits.case_seconds)
+            ctx = self._new_context()
+            ctx.eval(_call("run", jsonio.dumps([spec]), True), timeout_sec=self.limits.case_seconds)
             collected = json.loads(ctx.eval("__codemode.collect()", timeout_sec=self.limits.case_seconds))
         except JSTimeoutException:
             return {"alone": True, "limit": f"ran past the JS time limit of {self.limits.case_seconds:g}s"}
@@ -122,9 +127,9 @@ class V8Host:
         return obs
 
 
-def _call(method: str, text: str, options: str = "{}") -> str:
+def _call(method: str, text: str, purity: bool) -> str:
     # JSON text travels inside a JS string literal: pure ASCII, parsed by JSON.parse on the V8 side
-    return f"__codemode.{method}({json.dumps(text)}, {options})"
+    return f"__codemode.{method}({json.dumps(text)}, {'true' if purity else 'false'})"
 
 
 def _too_large(spec: dict[str, Any]) -> dict[str, Any]:

@@ -140,6 +140,14 @@ def _record_problems(exp: Expectation, obs: Observation) -> Iterator[tuple[str, 
                 yield "JS-RECORD", f"record of {_call_label(exp, i)} is {facts['text']}: {_shape_of(facts)}"
             continue
         others = [j for j in facts.get("matches", ()) if j != i]
+        if others and _twins(exp, i, others[0]):
+            # two calls of one tool with the same args look alike to the tools; their records coming
+            # back swapped means they were started out of order
+            yield "JS-ORDER", (
+                f"calls {min(i, others[0])} and {max(i, others[0])} (both {exp.plan.calls[i].tool!r} with the same"
+                f" args) came back swapped: they were started out of plan order"
+            )
+            continue
         if others:
             clause = "JS-ALL" if exp.output == "all" else "JS-LAST"
             what = "position" if exp.output == "all" else "result"
@@ -149,6 +157,11 @@ def _record_problems(exp: Expectation, obs: Observation) -> Iterator[tuple[str, 
             yield "JS-RECORD", f"record of {_call_label(exp, i)} is {facts['text']}: {_shape_of(facts)}"
             continue
         yield _record_clause(exp, i, facts), _record_message(exp, i, facts)
+
+
+def _twins(exp: Expectation, i: int, j: int) -> bool:
+    a, b = exp.plan.calls[i], exp.plan.calls[j]
+    return a.tool == b.tool and dict(a.args) == dict(b.args)
 
 
 def _plain_record(facts: dict[str, Any]) -> bool:
@@ -241,8 +254,14 @@ def js_form(exp: Expectation, obs: Observation) -> Iterator[Violation]:
 
     The body compiles as an AsyncFunction body and, when every call settles, resolves."""
     if obs.get("compile") is not None:
+        twin = obs.get("twin")
         if exp.tame:
             yield Violation(clause="JS-FORM", message=f"{obs['compile']} compiling the js of a tame plan")
+        elif twin is not None and not twin["parses"]:
+            yield Violation(
+                clause="JS-FORM",
+                message=f"{obs['compile']} compiling the js (its tame twin, every name and value renamed, fails too)",
+            )
         return
     if "limit" in obs:
         yield Violation(clause="JS-FORM", message=f"the function {obs['limit']}")
@@ -264,11 +283,19 @@ def js_escape(exp: Expectation, obs: Observation) -> Iterator[Violation]:
     """"The compiler escapes names and values mechanically."
 
     On an adversarial plan the js parses and every tool receives exactly the plan's names and values."""
+    twin = obs.get("twin")
     if exp.tame:
         return
     if obs.get("compile") is not None:
-        yield Violation(clause="JS-ESCAPE", message=f"{obs['compile']} compiling the js of a plan with adversarial names or values")
+        if twin is None or twin["parses"]:
+            yield Violation(
+                clause="JS-ESCAPE",
+                message=f"{obs['compile']} compiling the js of a plan with adversarial names or values"
+                + (" (its tame twin parses)" if twin else ""),
+            )
         return
+    if twin is not None and not twin["argsOk"]:
+        return  # the twin's args go wrong too: JS-CALLS reports it
     for inv in obs.get("invocations", ()):
         if inv["call"] >= 0 and inv["argc"] >= 1 and not inv["argsOk"]:
             call = exp.plan.calls[inv["call"]]
@@ -304,7 +331,8 @@ def js_calls(exp: Expectation, obs: Observation) -> Iterator[Violation]:
                 continue  # a wedged sequence is JS-FORM's to report
             yield Violation(clause="JS-CALLS", message=f"{_call_label(exp, i)} was never invoked")
             return
-    if exp.tame:
+    twin = obs.get("twin")
+    if exp.tame or (twin is not None and not twin["argsOk"]):
         for inv in invs:
             if not inv["argsOk"]:
                 call = exp.plan.calls[inv["call"]]
@@ -326,6 +354,8 @@ def js_order(exp: Expectation, obs: Observation) -> Iterator[Violation]:
         yield Violation(
             clause="JS-ORDER", message=f"calls started in the order {order}, not in plan order", expected=sorted(order), actual=order
         )
+        return
+    yield from _record_violations("JS-ORDER", exp, obs)
 
 
 def js_parallel(exp: Expectation, obs: Observation) -> Iterator[Violation]:

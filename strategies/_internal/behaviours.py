@@ -95,9 +95,10 @@ def failures() -> st.SearchStrategy[Failure]:
 
 
 @cache
-def rows_for(properties: tuple[str, ...], *, bad: bool = True) -> st.SearchStrategy[Any]:
-    """Array results for shaping: rows holding every declared property (plus extras), and with ``bad``
-    rows that break the shape (``null``, arrays, primitives, a missing field) and non-array values."""
+def rows_for(properties: tuple[str, ...], *, bad: bool = True, min_rows: int = 0) -> st.SearchStrategy[Any]:
+    """Array results for shaping: at least ``min_rows`` rows holding every declared property (plus
+    extras), and with ``bad`` rows that break the shape (``null``, arrays, primitives, a missing field)
+    and non-array values. Shrinks towards ``[]`` (or ``min_rows`` small rows)."""
     good_row = st.fixed_dictionaries(
         {p: json_values(max_leaves=2) for p in properties},
         optional={k: json_values(max_leaves=2) for k in ("extra", "__proto__", "id") if k not in properties},
@@ -119,7 +120,9 @@ def rows_for(properties: tuple[str, ...], *, bad: bool = True) -> st.SearchStrat
             st.lists(st.integers(), max_size=2),
             missing,
         )
-    arrays = st.lists(row, max_size=6) | st.lists(good_row, min_size=3, max_size=12)
+    arrays = st.lists(row, min_size=min_rows, max_size=max(6, min_rows)) | st.lists(
+        good_row, min_size=max(3, min_rows), max_size=max(12, min_rows)
+    )
     if not bad:
         return arrays
     return st.one_of(arrays, arrays, arrays, json_values().filter(lambda v: not isinstance(v, list)))
@@ -140,7 +143,7 @@ def tool_behaviours(
     Shrinks towards every call resolving at once with ``null``."""
     missing: dict[str, str] = {}
     for name in dict.fromkeys(c.tool for c in plan.calls):
-        if draw(st.integers(0, 19)) == 0:
+        if draw(st.integers(0, 19)) == 19:  # shrinks towards the tool being there
             missing[name] = draw(st.sampled_from(("absent", "notfn")))
     shaped_props: tuple[str, ...] | None = None
     if catalog is not None and plan.mode == "single":

@@ -158,6 +158,7 @@ def identifier_names(*, adversarial: bool = True) -> st.SearchStrategy[str]:
     return st.one_of(
         tame_names(),
         tame_names(),
+        st.just("__proto__"),
         st.sampled_from(OBJECT_NAMES),
         st.sampled_from(ODD_IDENTIFIERS),
         st.sampled_from(sorted(RESERVED_WORDS)),
