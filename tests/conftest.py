@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+ROOT = Path(__file__).resolve().parent.parent
+
+settings.register_profile(
+    "kit", deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+settings.load_profile("kit")
+
+
+def python_module_command(module: str, *args: str) -> str:
+    """A shell command running ``python -m module args`` with this interpreter, from the repo root."""
+    import shlex
+
+    return " ".join(shlex.quote(a) for a in (sys.executable, "-m", module, *args))
+
+
+@pytest.fixture(autouse=True)
+def _repo_root_cwd(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("PYTHONPATH", str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
