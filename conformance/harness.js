@@ -143,8 +143,9 @@
           tool: name,
           argc: arguments.length,
           argsOk: index >= 0 && argsMatch(arguments[0], calls[index].args),
-          args: describe(arguments[0]),
+          args: null,
         };
+        if (!inv.argsOk) inv.args = describe(arguments[0]);
         add(c.invocations, inv);
         event(["start", index, c.inSync]);
         if (index < 0) { event(["settle", index]); return undefined; }
@@ -206,10 +207,12 @@
 
   // ---- judging a record against what the kit expects of it -------------------------------------------
 
+  // Facts about one record; its text (costly) only when something about it is wrong.
   function recordFacts(rec, want, c) {
-    const facts = { text: describe(rec), plain: false, keys: [], ok: null, why: null, detail: null };
+    const facts = { plain: false, keys: [], ok: null, why: null };
     if (rec === null || typeof rec !== "object") {
       facts.why = "not-object";
+      facts.text = describe(rec);
       return facts;
     }
     facts.plain = protoName(rec) !== "other";
@@ -219,6 +222,7 @@
     const ok = okDesc && "value" in okDesc ? okDesc.value : undefined;
     facts.ok = ok === true ? true : ok === false ? false : describe(ok);
     facts.why = mismatch(rec, ok, want, c);
+    if (facts.why !== null || !facts.plain || keys.length !== 2) facts.text = describe(rec);
     return facts;
   }
 
@@ -313,7 +317,8 @@
       const value = c.result;
       const expect = c.spec.expect;
       if (c.spec.output === "all") {
-        const r = { text: describe(value), isArray: isArray(value), length: null, records: [] };
+        const r = { isArray: isArray(value), length: null, records: [] };
+        if (!r.isArray || value.length !== expect.length) r.text = describe(value);
         if (r.isArray) {
           r.length = value.length;
           for (let i = 0; i < value.length && i < expect.length; i++) {
@@ -327,7 +332,8 @@
         const last = expect[expect.length - 1];
         const facts = last === null ? { text: describe(value) } : recordFacts(value, last, c);
         facts.matches = matching(value, c);
-        obs.result = { text: describe(value), isArray: isArray(value), record: facts };
+        obs.result = { isArray: isArray(value), record: facts };
+        if (obs.result.isArray || facts.why !== null) obs.result.text = describe(value);
       }
     }
     return obs;

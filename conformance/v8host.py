@@ -26,7 +26,6 @@ from typing import Any
 from py_mini_racer import MiniRacer
 from py_mini_racer._exc import JSOOMException, JSTimeoutException, MiniRacerBaseException
 
-from reference import jsonio
 
 HARNESS = resources.files("conformance").joinpath("harness.js").read_text(encoding="utf-8")
 MAX_JS_CHARS = 1 << 20
@@ -88,7 +87,7 @@ class V8Host:
         try:
             if self._ctx is None:
                 self._ctx = self._new_context()
-            self._ctx.eval(_call("run", jsonio.dumps(batch), purity), timeout_sec=self.limits.batch_seconds)
+            self._ctx.eval(_call("run", _json(batch), purity), timeout_sec=self.limits.batch_seconds)
             collected = json.loads(self._ctx.eval("__codemode.collect()", timeout_sec=self.limits.batch_seconds))
         except MiniRacerBaseException:
             self._drop()
@@ -102,14 +101,14 @@ class V8Host:
             out[i] = obs
         return out
 
-    def run_alone(self, spec: dict[str, Any]) -> dict[str, Any]:
+    def run_alone(self, spec: dict[str, Any], *, purity: bool = True) -> dict[str, Any]:
         """One case in a fresh context; ``purity`` lists what it changed in globals and built-ins."""
         if len(spec["js"]) > MAX_JS_CHARS:
             return _too_large(spec)
         ctx = None
         try:
             ctx = self._new_context()
-            ctx.eval(_call("run", jsonio.dumps([spec]), True), timeout_sec=self.limits.case_seconds)
+            ctx.eval(_call("run", _json([spec]), purity), timeout_sec=self.limits.case_seconds)
             collected = json.loads(ctx.eval("__codemode.collect()", timeout_sec=self.limits.case_seconds))
         except JSTimeoutException:
             return {"alone": True, "limit": f"ran past the JS time limit of {self.limits.case_seconds:g}s"}
@@ -125,6 +124,11 @@ class V8Host:
         obs["alone"] = True
         obs["purity"] = collected["purity"]
         return obs
+
+
+def _json(value: Any) -> str:
+    # specs hold valid plans only (no inexact number literals), so the standard encoder is exact
+    return json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
 
 
 def _call(method: str, text: str, purity: bool) -> str:

@@ -114,30 +114,38 @@ def _call_label(exp: Expectation, i: int) -> str:
     return f"call {i} ({exp.plan.calls[i].tool!r}, {exp.behaviours[i].kind})"
 
 
-def _record_problems(exp: Expectation, obs: Observation) -> Iterator[tuple[str, str]]:
-    """(clause, message) for every record that differs from what its call must yield."""
+def _record_problems(exp: Expectation, obs: Observation) -> list[tuple[str, str]]:
+    """(clause, message) for every record that differs from what its call must yield (computed once
+    per observation: seven checks read it)."""
+    cached = obs.get("_record_problems")
+    if cached is None:
+        cached = obs["_record_problems"] = list(_find_record_problems(exp, obs))
+    return cached
+
+
+def _find_record_problems(exp: Expectation, obs: Observation) -> Iterator[tuple[str, str]]:
     if not _ran(obs) or obs.get("done") != "resolved" or exp.pending:
         return
     result = obs["result"]
     n = len(exp.records)
     if exp.output == "all":
         if not result.get("isArray"):
-            yield "JS-ALL", f"resolved to {result['text']}, not an array of {n} records"
+            yield "JS-ALL", f"resolved to {result.get('text')}, not an array of {n} records"
             return
         if result["length"] != n:
-            yield "JS-ALL", f"resolved to {result['length']} records for {n} calls: {result['text']}"
+            yield "JS-ALL", f"resolved to {result['length']} records for {n} calls: {result.get('text')}"
         pairs = list(enumerate(result["records"]))
     else:
         record = result["record"]
         if result.get("isArray"):
-            yield "JS-LAST", f"resolved to {result['text']}, not the final call's record"
+            yield "JS-LAST", f"resolved to {result.get('text')}, not the final call's record"
             return
         pairs = [(n - 1, record)]
     for i, facts in pairs:
         want = exp.records[i]
         if want is None or facts.get("why") is None:
             if want is not None and facts.get("why") is None and not _plain_record(facts):
-                yield "JS-RECORD", f"record of {_call_label(exp, i)} is {facts['text']}: {_shape_of(facts)}"
+                yield "JS-RECORD", f"record of {_call_label(exp, i)} is {facts.get('text')}: {_shape_of(facts)}"
             continue
         others = [j for j in facts.get("matches", ()) if j != i]
         if others and _twins(exp, i, others[0]):
@@ -151,10 +159,10 @@ def _record_problems(exp: Expectation, obs: Observation) -> Iterator[tuple[str, 
         if others:
             clause = "JS-ALL" if exp.output == "all" else "JS-LAST"
             what = "position" if exp.output == "all" else "result"
-            yield clause, f"{what} {i} holds the record of call {others[0]}, not of {_call_label(exp, i)}: {facts['text']}"
+            yield clause, f"{what} {i} holds the record of call {others[0]}, not of {_call_label(exp, i)}: {facts.get('text')}"
             continue
         if not _plain_record(facts):
-            yield "JS-RECORD", f"record of {_call_label(exp, i)} is {facts['text']}: {_shape_of(facts)}"
+            yield "JS-RECORD", f"record of {_call_label(exp, i)} is {facts.get('text')}: {_shape_of(facts)}"
             continue
         yield _record_clause(exp, i, facts), _record_message(exp, i, facts)
 
@@ -237,13 +245,13 @@ def _record_message(exp: Expectation, i: int, facts: dict[str, Any]) -> str:
         detail += f" (row {exp.first_bad_row} breaks the shape)"
     elif want.get("shape") and facts["why"] == "ok":
         detail += " (the value is not an array)"
-    return f"record of {_call_label(exp, i)} is {facts['text']}: {detail}"
+    return f"record of {_call_label(exp, i)} is {facts.get('text')}: {detail}"
 
 
 def _record_violations(clause: str, exp: Expectation, obs: Observation) -> Iterator[Violation]:
     for owner, message in _record_problems(exp, obs):
         if owner == clause:
-            yield Violation(clause=clause, message=message, actual=obs.get("result", {}).get("text"))
+            yield Violation(clause=clause, message=message)
 
 
 # --- the JS clauses --------------------------------------------------------------------------------

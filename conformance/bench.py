@@ -1,0 +1,88 @@
+"""``codemode bench js``: how fast compiled plans are checked in V8, batched against the baselines.
+
+Cases are generated and compiled first (not timed). Each mode then runs every case in V8 and judges
+it with the JS checks; the figures are cases per second on this machine, measured in the same run:
+
+* batched: 100 cases per ``eval`` in one long-lived context, no snapshot (the hunting path);
+* batched + purity: the same with the built-in snapshot around each batch (the certify path);
+* per-case eval: one case per ``eval`` round trip in the same context;
+* fresh context: a new V8 context per case.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from hypothesis import HealthCheck, Phase, given, seed, settings
+
+from conformance.cases import CompileCase, expect, valid_cases
+from conformance.checks.compiler import judge_js
+from conformance.v8host import V8Host
+from reference.compiler import compile_request
+
+
+def _cases(n: int) -> list[CompileCase]:
+    out: list[CompileCase] = []
+
+    @settings(max_examples=n, database=None, deadline=None, phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+    @seed(1234)
+    @given(valid_cases())
+    def collect(case: CompileCase) -> None:
+        out.append(case)
+
+    collect()
+    return out
+
+
+def bench_js(*, cases: int = 2000, batch: int = 100) -> int:
+    print(f"generating and compiling {cases} cases (not timed)...", flush=True)
+    generated = _cases(cases)
+    exps = []
+    for case in generated:
+        js = compile_request(case.plan, case.tools).js
+        assert js is not None
+        exps.append(expect(case, js))
+    specs = [e.spec for e in exps]
+    host = V8Host()
+
+    def batched(purity: bool) -> Callable[[], None]:
+        def run() -> None:
+            for start in range(0, len(specs), batch):
+                chunk = slice(start, start + batch)
+                for exp, obs in zip(exps[chunk], host.run_batch(specs[chunk], purity=purity)):
+                    judge_js(exp, obs)
+
+        return run
+
+    def per_case() -> None:
+        for exp, spec in zip(exps, specs):
+            (obs,) = host.run_batch([spec], purity=False)
+            judge_js(exp, obs)
+
+    sample = max(1, len(specs) // 10)
+
+    def fresh() -> None:
+        for exp, spec in zip(exps[:sample], specs[:sample]):
+            judge_js(exp, host.run_alone(spec, purity=False))
+
+    host.run_batch(specs[:batch], purity=False)  # warm the context
+    rows = []
+    for name, fn, n in (
+        ("batched", batched(False), len(specs)),
+        ("batched + purity", batched(True), len(specs)),
+        ("per-case eval", per_case, len(specs)),
+        ("fresh context", fresh, sample),
+    ):
+        t0 = time.perf_counter()
+        fn()
+        seconds = time.perf_counter() - t0
+        rows.append((name, n, seconds))
+    host.close()
+    base = rows[0][1] / rows[0][2]
+    print(f"\n{'mode':<18} {'cases':>6} {'seconds':>8} {'cases/s':>9} {'us/case':>8} {'batched is':>11}")
+    for name, n, seconds in rows:
+        rate = n / seconds
+        print(f"{name:<18} {n:>6} {seconds:>8.3f} {rate:>9.0f} {1e6 / rate:>8.1f} {base / rate:>10.1f}x")
+    print(f"\nbatch size {batch}; each case is run in V8 and judged by every JS check")
+    return 0
