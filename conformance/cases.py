@@ -223,7 +223,7 @@ def exercised(case: CompileCase, exp: Expectation | None) -> tuple[str, ...]:
 _SHAPING_SCENARIOS = st.sampled_from(
     ("rows", "rows", "rows", "bad-row", "bad-row-past-limit", "bad-row-past-limit", "not-array", "as-drawn")
 )
-_MODE_MIX = st.sampled_from((("single",), ("sequential",), ("parallel",), ("parallel",)))
+_MODE_MIX = st.sampled_from((("single",), ("sequential",), ("parallel",), ("sequential",), ("parallel",)))
 _SHAPE_PROPERTIES = st.lists(
     st.sampled_from(("__proto__", "id", "name", "toString", "constructor", "$", "score", "\u540d\u524d")),
     min_size=1,

@@ -143,7 +143,7 @@ def tool_behaviours(
     Shrinks towards every call resolving at once with ``null``."""
     missing: dict[str, str] = {}
     for name in dict.fromkeys(c.tool for c in plan.calls):
-        if draw(st.integers(0, 19)) == 19:  # shrinks towards the tool being there
+        if draw(st.integers(0, 9)) == 9:  # shrinks towards the tool being there
             missing[name] = draw(st.sampled_from(("absent", "notfn")))
     shaped_props: tuple[str, ...] | None = None
     if catalog is not None and plan.mode == "single":
@@ -153,7 +153,7 @@ def tool_behaviours(
             if plan.output.fields is not None:
                 shaped_props = tuple(dict.fromkeys((*plan.output.fields, *shaped_props)))
     kinds = st.sampled_from(
-        ("resolve",) * 8 + ("return",) * 2 + ("reject",) * 3 + ("throw",) * 2 + (("never",) if allow_never else ())
+        ("resolve",) * 6 + ("return", "reject", "throw") * 3 + (("never",) if allow_never else ())
     )
     out = []
     for index, call in enumerate(plan.calls):
