@@ -11,10 +11,8 @@ from __future__ import annotations
 import importlib
 import os
 import queue
-import shlex
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import traceback
@@ -279,12 +277,3 @@ def make_adapter(*, command: str | None = None, python: str | None = None, timeo
         return SubprocessAdapter(command, timeout=timeout)
     assert python is not None
     return PythonAdapter(python, timeout=timeout)
-
-
-def quote_command(argv: Sequence[str]) -> str:
-    return " ".join(shlex.quote(a) for a in argv)
-
-
-def python_command(*args: str) -> str:
-    """A shell command running this interpreter (for tests and replay lines)."""
-    return quote_command([sys.executable, *args])

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from typing import Any
 
 from hypothesis import strategies as st
@@ -281,6 +280,13 @@ def valid_cases(draw: st.DrawFn, *, adversarial: bool = True) -> CompileCase:
         catalog = draw(catalogs(max_tools=3, adversarial=adversarial))
         plan = draw(plans(catalog, modes=draw(_MODE_MIX), adversarial=adversarial))
         behaviours = draw(tool_behaviours(plan, catalog))
+        if plan.mode == "parallel" and draw(st.booleans()):
+            # finish in reverse: the final call settles first (what a last-to-finish bug gets wrong)
+            n = len(behaviours)
+            behaviours = tuple(
+                replace(b, delay=2 * (n - 1 - i)) if b.kind in ("resolve", "reject") else b
+                for i, b in enumerate(behaviours)
+            )
     return CompileCase(tools=catalog.to_json(), plan=plan.to_json(), behaviours=behaviours)
 
 

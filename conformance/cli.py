@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -53,8 +52,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _certify(args: argparse.Namespace) -> int:
-    from conformance.adapters import CannotStart, Errored, make_adapter
-    from conformance.cases import CompileCase
+    from conformance.adapters import CannotStart, make_adapter
     from conformance.certify import PROFILES, certify_compiler
     from conformance.engine import CompilerJudge
     from conformance.report import dump, json_report, junit_xml, text_report

@@ -19,7 +19,6 @@
   const apply = Reflect.apply;
   const isArray = Array.isArray;
   const ObjectPrototype = Object.prototype;
-  const FunctionPrototype = Function.prototype;
   const PromiseCtor = Promise;
   const then = Promise.prototype.then;
   const ErrorCtor = Error;

@@ -7,6 +7,7 @@ and the command that replays it.
 from __future__ import annotations
 
 import json
+import os
 import platform
 import shlex
 import time
@@ -83,8 +84,6 @@ def json_report(run: Run, *, implementation: str, target: str) -> dict[str, Any]
 
 
 def _cpus() -> int:
-    import os
-
     return os.cpu_count() or 0
 
 

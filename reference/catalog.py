@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -213,8 +213,3 @@ def _returns(returns: Any, where: str) -> Iterator[Violation]:
 def _short(value: Any, limit: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def catalog_from_tools(tools: Sequence[Tool]) -> Catalog:
-    """A catalog from already-valid tool records (used by generators)."""
-    return Catalog(tools=tuple(tools))

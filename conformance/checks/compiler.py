@@ -148,9 +148,9 @@ def _find_record_problems(exp: Expectation, obs: Observation) -> Iterator[tuple[
                 yield "JS-RECORD", f"record of {_call_label(exp, i)} is {facts.get('text')}: {_shape_of(facts)}"
             continue
         others = [j for j in facts.get("matches", ()) if j != i]
-        if others and _twins(exp, i, others[0]):
+        if others and _twins(exp, i, others[0]) and not _finished_out_of_order(obs, i, others[0]):
             # two calls of one tool with the same args look alike to the tools; their records coming
-            # back swapped means they were started out of order
+            # back swapped although they settled in order means they were started out of order
             yield "JS-ORDER", (
                 f"calls {min(i, others[0])} and {max(i, others[0])} (both {exp.plan.calls[i].tool!r} with the same"
                 f" args) came back swapped: they were started out of plan order"
@@ -170,6 +170,12 @@ def _find_record_problems(exp: Expectation, obs: Observation) -> Iterator[tuple[
 def _twins(exp: Expectation, i: int, j: int) -> bool:
     a, b = exp.plan.calls[i], exp.plan.calls[j]
     return a.tool == b.tool and dict(a.args) == dict(b.args)
+
+
+def _finished_out_of_order(obs: Observation, i: int, j: int) -> bool:
+    """Did the later of calls i and j settle first (so swapped records follow completion order)?"""
+    a, b = _settle_position(obs, min(i, j)), _settle_position(obs, max(i, j))
+    return a is not None and b is not None and b < a
 
 
 def _plain_record(facts: dict[str, Any]) -> bool:
@@ -302,13 +308,17 @@ def js_escape(exp: Expectation, obs: Observation) -> Iterator[Violation]:
                 + (" (its tame twin parses)" if twin else ""),
             )
         return
-    if twin is not None and not twin["argsOk"]:
-        return  # the twin's args go wrong too: JS-CALLS reports it
+    if twin is None or twin["argsOk"]:  # else the twin's args go wrong too: JS-CALLS reports it
+        yield from _wrong_args("JS-ESCAPE", exp, obs)
+
+
+def _wrong_args(clause: str, exp: Expectation, obs: Observation) -> Iterator[Violation]:
+    """The first invocation whose argument differs from its call's plan args."""
     for inv in obs.get("invocations", ()):
         if inv["call"] >= 0 and inv["argc"] >= 1 and not inv["argsOk"]:
             call = exp.plan.calls[inv["call"]]
             yield Violation(
-                clause="JS-ESCAPE",
+                clause=clause,
                 message=f"{inv['args']} reached {call.tool!r} (call {inv['call']}) instead of its plan args",
                 expected=dict(call.args),
                 actual=inv["args"],
@@ -341,16 +351,7 @@ def js_calls(exp: Expectation, obs: Observation) -> Iterator[Violation]:
             return
     twin = obs.get("twin")
     if exp.tame or (twin is not None and not twin["argsOk"]):
-        for inv in invs:
-            if not inv["argsOk"]:
-                call = exp.plan.calls[inv["call"]]
-                yield Violation(
-                    clause="JS-CALLS",
-                    message=f"{inv['args']} reached {call.tool!r} (call {inv['call']}) instead of its plan args",
-                    expected=dict(call.args),
-                    actual=inv["args"],
-                )
-                return
+        yield from _wrong_args("JS-CALLS", exp, obs)
 
 
 def js_order(exp: Expectation, obs: Observation) -> Iterator[Violation]:
