@@ -36,6 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     bench = sub.add_parser("bench", help="measure the kit's throughput")
     bench.add_argument("what", choices=("js",))
     bench.add_argument("--cases", type=int, default=2000, help="cases to check (default 2000)")
+    bench.add_argument("--batch", type=int, default=200, help="cases per V8 eval in the batched modes (default 200)")
 
     args = parser.parse_args(argv)
     if args.command == "compile":
@@ -47,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "bench":
         from conformance.bench import bench_js
 
-        return bench_js(cases=args.cases)
+        return bench_js(cases=args.cases, batch=args.batch)
     return EXIT_USAGE  # pragma: no cover
 
 

@@ -322,7 +322,7 @@
           r.length = value.length;
           for (let i = 0; i < value.length && i < expect.length; i++) {
             const facts = expect[i] === null ? { text: describe(value[i]) } : recordFacts(value[i], expect[i], c);
-            facts.matches = matching(value[i], c);
+            if (facts.why !== null) facts.matches = matching(value[i], c);
             add(r.records, facts);
           }
         }
@@ -330,7 +330,7 @@
       } else {
         const last = expect[expect.length - 1];
         const facts = last === null ? { text: describe(value) } : recordFacts(value, last, c);
-        facts.matches = matching(value, c);
+        if (facts.why !== null) facts.matches = matching(value, c);
         obs.result = { isArray: isArray(value), record: facts };
         if (obs.result.isArray || facts.why !== null) obs.result.text = describe(value);
       }

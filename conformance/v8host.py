@@ -132,8 +132,14 @@ def _json(value: Any) -> str:
 
 
 def _call(method: str, text: str, purity: bool) -> str:
-    # JSON text travels inside a JS string literal: pure ASCII, parsed by JSON.parse on the V8 side
-    return f"__codemode.{method}({json.dumps(text)}, {'true' if purity else 'false'})"
+    """``__codemode.method(JSON.parse(<text>), purity)`` with ``text`` (pure-ASCII JSON) carried verbatim.
+
+    A raw template keeps every backslash as written, so the JSON needs no second escaping; the only
+    characters a template treats specially, a backtick and ``${``, can occur in JSON only inside
+    strings, where ``\u0060`` and ``\u0024`` say the same. (Never splice JSON in as an object literal:
+    a ``"__proto__"`` key there sets a prototype.)"""
+    safe = text.replace("`", "\\u0060").replace("$", "\\u0024")
+    return f"__codemode.{method}(String.raw`{safe}`, {'true' if purity else 'false'})"
 
 
 def _too_large(spec: dict[str, Any]) -> dict[str, Any]:

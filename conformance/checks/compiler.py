@@ -9,6 +9,7 @@ several clauses, one rule decides, so each fault is reported once, under the cla
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from conformance.cases import SYNC_FAILURES, CompileCase, Expectation
@@ -71,23 +72,39 @@ def _ran(obs: Observation) -> bool:
     return obs.get("compile") is None and "limit" not in obs and "harness" not in obs
 
 
-def _starts(obs: Observation) -> list[tuple[int, int, bool]]:
-    """(event position, call index, started synchronously) for each start event."""
-    return [(pos, e[1], e[2]) for pos, e in enumerate(obs.get("events", ())) if e[0] == "start"]
+@dataclass(frozen=True, slots=True)
+class _Trace:
+    starts: tuple[tuple[int, int, bool], ...]  # (event position, call index, started synchronously)
+    settled: dict[int, int]  # call index -> position of its (first) settle event
+    done: int | None  # position of the function's settlement
+
+
+def _trace(obs: Observation) -> _Trace:
+    """The event trace indexed once per observation (every schedule check reads it)."""
+    cached = obs.get("_trace")
+    if cached is None:
+        starts, settled, done = [], {}, None
+        for pos, e in enumerate(obs.get("events", ())):
+            if e[0] == "start":
+                starts.append((pos, e[1], e[2]))
+            elif e[0] == "settle":
+                settled.setdefault(e[1], pos)
+            elif done is None:
+                done = pos
+        cached = obs["_trace"] = _Trace(starts=tuple(starts), settled=settled, done=done)
+    return cached
+
+
+def _starts(obs: Observation) -> tuple[tuple[int, int, bool], ...]:
+    return _trace(obs).starts
 
 
 def _settle_position(obs: Observation, call: int) -> int | None:
-    for pos, e in enumerate(obs.get("events", ())):
-        if e[0] == "settle" and e[1] == call:
-            return pos
-    return None
+    return _trace(obs).settled.get(call)
 
 
 def _done_position(obs: Observation) -> int | None:
-    for pos, e in enumerate(obs.get("events", ())):
-        if e[0] == "done":
-            return pos
-    return None
+    return _trace(obs).done
 
 
 def _failure_before(exp: Expectation, call: int) -> str | None:
