@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from reference import jsonio
 from reference.compiler import compile_request
-from reference.protocol import bad_record, request_kind
+from reference.protocol import bad_record, request_kind, respond, serve
 
 
 def compile_handler(request: Any) -> dict[str, Any]:
@@ -24,13 +25,8 @@ def compile_handler(request: Any) -> dict[str, Any]:
 def compile_line(line: str) -> str:
     """The in-process form of ``codemode compile``: one request line in, one response line out
     (``codemode certify --python reference.cli:compile_line``)."""
-    from reference import jsonio
-    from reference.protocol import respond
-
     return jsonio.dumps(respond(line.encode("utf-8", "surrogatepass"), compile_handler))
 
 
 def compile_main() -> int:
-    from reference.protocol import serve
-
     return serve(compile_handler)
