@@ -37,13 +37,14 @@ def _parse_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
         return InexactNumber(text)
-    if value == 0:
-        return 0.0  # -0 and 0e5 are plain zero
     try:
-        exact = Decimal(text) == Decimal(repr(value))
+        decimal = Decimal(text)
     except InvalidOperation:  # pragma: no cover - json only hands us valid literals
-        exact = False
-    return value if exact else InexactNumber(text)
+        return InexactNumber(text)
+    if value == 0:
+        # -0 and 0e5 are plain zero; 1e-400 only underflows to it
+        return 0.0 if decimal == 0 else InexactNumber(text)
+    return value if decimal == Decimal(repr(value)) else InexactNumber(text)
 
 
 def _reject_constant(name: str) -> Any:

@@ -10,7 +10,7 @@ def test_exact_numbers(text: str) -> None:
     assert is_exact_number(loads(text))
 
 
-@pytest.mark.parametrize("text", ["0.30000000000000001", "9007199254740992", "1e21", "1e400", "-1e400", "1e16", "123456789012345678901234567890"])
+@pytest.mark.parametrize("text", ["0.30000000000000001", "9007199254740992", "1e21", "1e400", "-1e400", "1e16", "123456789012345678901234567890", "1e-400", "123e-10000000"])
 def test_inexact_numbers(text: str) -> None:
     value = loads(text)
     assert not is_exact_number(value)

@@ -1,0 +1,149 @@
+"""The 128-token frontend (DESIGN §4, SPEC.md "Tokens"): ``IN-LENGTH``, ``IN-STRING``, ``IN-NUMBER``.
+
+An instruction is scanned left to right. White space separates and is no token. A ``"`` opens a
+string token that ends at the first ``"`` not taken by a backslash; it must be a valid JSON string,
+and its value is the decoded string (lone surrogates kept): it is opaque. The longest JSON number at a
+position, when no word character follows it, is a number token, which must be finite and exact. A
+maximal run of word characters (categories L, M, N, Pc, and ``$``) is a word token (``true`` and
+``false`` are booleans). Any other code point is a token of its own.
+
+Over 128 tokens is diagnosed, never truncated: the whole instruction is scanned either way.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from reference import jsonio
+from reference.violations import Violation
+
+MAX_TOKENS = 128
+
+#: Unicode White_Space (PropList.txt); Python's str.isspace also counts U+001C..U+001F, which are not.
+WHITE_SPACE = frozenset(
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000"
+)
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_ESCAPE = re.compile(r'\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})')
+
+KINDS = ("word", "string", "number", "boolean", "punct")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Token:
+    kind: str  # one of KINDS
+    text: str  # exactly as written
+    value: str | int | float | bool  # decoded string, number, boolean; the text for words and punctuation
+    start: int  # code point offsets into the instruction
+    end: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Lexed:
+    """The tokens of an instruction, or why it cannot be planned (one violation per broken clause)."""
+
+    tokens: tuple[Token, ...]
+    violations: tuple[Violation, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+
+def is_word_char(ch: str) -> bool:
+    return ch == "$" or unicodedata.category(ch)[0] in "LMN" or unicodedata.category(ch) == "Pc"
+
+
+def lex(instruction: str, *, max_tokens: int = MAX_TOKENS) -> Lexed:
+    """Tokens of ``instruction``; diagnoses bad strings, inexact numbers and more than ``max_tokens``."""
+    tokens: list[Token] = []
+    first: dict[str, Violation] = {}
+    n = len(instruction)
+    i = 0
+    while i < n:
+        ch = instruction[i]
+        if ch in WHITE_SPACE:
+            i += 1
+            continue
+        if ch == '"':
+            token, problem = _string(instruction, i)
+            if problem is not None:
+                first.setdefault("IN-STRING", problem)
+            if token is None:
+                break  # unterminated: the rest is inside it
+            tokens.append(token)
+            i = token.end
+            continue
+        match = _NUMBER.match(instruction, i)
+        if match and not (match.end() < n and is_word_char(instruction[match.end()])):
+            text = match.group()
+            value = jsonio.loads(text)
+            if not jsonio.is_exact_number(value):
+                first.setdefault(
+                    "IN-NUMBER",
+                    Violation(
+                        clause="IN-NUMBER",
+                        message=f"{text} at offset {i} is not an exact JavaScript number"
+                        " (finite; integers within +/-(2^53-1); shortest round-trip decimals)",
+                    ),
+                )
+            if value == 0:
+                value = 0  # -0 is 0
+            tokens.append(Token(kind="number", text=text, value=value, start=i, end=match.end()))
+            i = match.end()
+            continue
+        if is_word_char(ch):
+            j = i + 1
+            while j < n and is_word_char(instruction[j]):
+                j += 1
+            text = instruction[i:j]
+            if text in ("true", "false"):
+                tokens.append(Token(kind="boolean", text=text, value=text == "true", start=i, end=j))
+            else:
+                tokens.append(Token(kind="word", text=text, value=text, start=i, end=j))
+            i = j
+            continue
+        tokens.append(Token(kind="punct", text=ch, value=ch, start=i, end=i + 1))
+        i += 1
+    if len(tokens) > max_tokens:
+        first["IN-LENGTH"] = Violation(
+            clause="IN-LENGTH",
+            message=f"{len(tokens)} tokens is over the limit of {max_tokens} (the instruction is not truncated)",
+        )
+    order = ("IN-LENGTH", "IN-STRING", "IN-NUMBER")
+    return Lexed(tokens=tuple(tokens), violations=tuple(first[c] for c in order if c in first))
+
+
+def _string(text: str, start: int) -> tuple[Token | None, Violation | None]:
+    """The string token opening at ``start``, and what is wrong with it (``None`` token: no end)."""
+    j = start + 1
+    n = len(text)
+    while j < n and text[j] != '"':
+        j += 2 if text[j] == "\\" else 1
+    if j >= n:
+        return None, Violation(
+            clause="IN-STRING", message=f"the quote at offset {start} opens a string that never ends"
+        )
+    raw = text[start : j + 1]
+    token_end = j + 1
+    body = raw[1:-1]
+    for k, ch in enumerate(body):
+        if ord(ch) < 0x20:
+            return _bad(raw, start, token_end, f"a raw U+{ord(ch):04X} at offset {start + 1 + k} (write it as an escape)")
+    k = body.find("\\")
+    while k >= 0:
+        if not _ESCAPE.match(body, k):
+            return _bad(raw, start, token_end, f"the escape {body[k:k + 2]!r} at offset {start + 1 + k} is not JSON")
+        k = body.find("\\", k + (6 if body[k + 1] == "u" else 2))
+    value = json.loads(raw.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass"))
+    return Token(kind="string", text=raw, value=value, start=start, end=token_end), None
+
+
+def _bad(raw: str, start: int, end: int, why: str) -> tuple[Token, Violation]:
+    token = Token(kind="string", text=raw, value=raw[1:-1], start=start, end=end)
+    shown = raw if len(raw) <= 40 else raw[:37] + '..."'
+    return token, Violation(clause="IN-STRING", message=f"{shown} is not a JSON string: {why}")
