@@ -166,7 +166,8 @@ def hunt(
     def search(batch: list[CompileCase]) -> None:
         if time.monotonic() > deadline and last:
             return  # out of time: keep the smallest failure found so far
-        for result in judge.evaluate(batch, purity=clause == "JS-PURE"):
+        pure = clause == "JS-PURE"  # judged on alone runs only
+        for result in judge.evaluate(batch, purity=pure, confirm=pure):
             for v in result.violations:
                 if v.clause == clause:
                     last.append((result.case, v))
@@ -178,4 +179,10 @@ def hunt(
         pass
     except HypothesisException:  # pragma: no cover - e.g. a flaky IUT confuses the shrinker
         pass
-    return last[-1] if last else None
+    # shrinking judged batches provisionally: confirm the smallest case, falling back to larger ones
+    for case, _ in reversed(last[-5:]):
+        (result,) = judge.evaluate([case])
+        confirmed = [v for v in result.violations if v.clause == clause]
+        if confirmed:
+            return case, confirmed[0]
+    return None

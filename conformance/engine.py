@@ -38,10 +38,13 @@ class CompilerJudge:
         self.adapter = adapter
         self.host = host
 
-    def evaluate(self, cases: Sequence[CompileCase], *, purity: bool = True) -> list[CaseResult]:
+    def evaluate(
+        self, cases: Sequence[CompileCase], *, purity: bool = True, confirm: bool = True
+    ) -> list[CaseResult]:
         """Judge ``cases`` as one batch. A case that fails in the shared V8 context is judged again
         alone in a fresh one, whose verdict counts. ``purity=False`` skips the batch's built-in
-        snapshot: passes are then not trusted, failures still are (for shrinking a known failure)."""
+        snapshot, and ``confirm=False`` the alone re-runs: verdicts are then provisional, which is
+        what shrinking a known failure needs (its final case is confirmed by a normal judgement)."""
         if not cases:
             return []
         answers = self.adapter.exchange([c.request() for c in cases])
@@ -63,7 +66,7 @@ class CompilerJudge:
         observations = self.host.run_batch([exp.spec for _, exp, _ in jobs], purity=purity)
         for (i, exp, found), obs in zip(jobs, observations):
             violations = judge_js(exp, obs)
-            if violations and not obs.get("alone"):
+            if violations and confirm and not obs.get("alone"):
                 obs = self.host.run_alone(exp.spec)
                 violations = judge_js(exp, obs)
             if violations and not exp.tame and _escape_suspect(obs):
