@@ -220,11 +220,11 @@ def exercised(case: CompileCase, exp: Expectation | None) -> tuple[str, ...]:
 
 
 _SHAPING_SCENARIOS = st.sampled_from(
-    ("rows", "rows", "rows", "bad-row", "bad-row-past-limit", "bad-row-past-limit", "not-array", "as-drawn")
+    ("rows", "rows", "rows", "bad-row", "bad-row", "bad-row-past-limit", "bad-row-past-limit", "not-array", "not-array", "as-drawn")
 )
 _MODE_MIX = st.sampled_from((("single",), ("sequential",), ("parallel",), ("sequential",), ("parallel",)))
 _SHAPE_PROPERTIES = st.lists(
-    st.sampled_from(("__proto__", "id", "name", "toString", "constructor", "$", "score", "\u540d\u524d")),
+    st.sampled_from(("__proto__", "toString", "id", "name", "constructor", "$", "score", "\u540d\u524d")),
     min_size=1,
     max_size=4,
     unique=True,
@@ -258,11 +258,16 @@ def _shaping_case(draw: st.DrawFn, *, adversarial: bool) -> tuple[Catalog, Plan,
     past_limit = scenario == "bad-row-past-limit" and limit is not None and fields is not None
     rows: Any = draw(rows_for(shape, bad=False, min_rows=limit if past_limit and limit else 1))
     if scenario.startswith("bad-row"):
-        bad = draw(st.sampled_from((None, 5, "row", True, [], ["id"], {})))
         rows = [*rows]
+        if fields and draw(st.booleans()):
+            # a row missing one field: with a field such as toString, `field in row` still says yes
+            drop = draw(st.sampled_from(fields))
+            bad: Any = {k: v for k, v in rows[0].items() if k != drop}
+        else:
+            bad = draw(st.sampled_from((None, 5, "row", True, [], ["id"], {})))
         rows.insert(len(rows) if past_limit else draw(st.integers(0, len(rows))), bad)
     elif scenario == "not-array":
-        rows = draw(st.sampled_from((None, {}, "rows", 0, {"rows": []})))
+        rows = draw(st.sampled_from(({}, None, {"rows": []}, {"length": 1, "0": {}}, "rows", 0, True)))
     kind = draw(st.sampled_from(("resolve", "resolve", "return")))
     delay = draw(st.integers(0, 2)) if kind == "resolve" else 0
     return catalog, plan, (Behaviour(kind=kind, value=rows, delay=delay),)
@@ -350,3 +355,10 @@ def tame_twin(case: CompileCase) -> CompileCase:
     raw_plan = {"mode": plan.mode, "calls": calls, "output": output}
     behaviours = tuple(Behaviour(kind="resolve", value=None) for _ in plan.calls)
     return CompileCase(tools=tool_json, plan=raw_plan, behaviours=behaviours)
+
+
+def limit_past_bad_row(case: CompileCase, first_bad_row: int) -> CompileCase:
+    """The same case with its limit raised to take in the first bad row (JS-LIMIT's probe)."""
+    plan = dict(case.plan)
+    plan["output"] = dict(plan["output"], limit=min(100, first_bad_row + 1))
+    return replace(case, plan=plan)

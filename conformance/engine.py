@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.adapters import Adapter, Errored
-from conformance.cases import CompileCase, Expectation, exercised, expect, tame_twin
-from conformance.checks.compiler import co_validate, judge_js, response_form
+from conformance.cases import CompileCase, Expectation, limit_past_bad_row, exercised, expect, tame_twin
+from conformance.checks.compiler import co_validate, judge_js, missed_past_limit, response_form
 from conformance.v8host import V8Host
 from reference.violations import Violation
 
@@ -70,7 +70,10 @@ class CompilerJudge:
                 obs = self.host.run_alone(exp.spec)
                 violations = judge_js(exp, obs)
             if violations and not exp.tame and _escape_suspect(obs):
-                obs["twin"] = self._twin(cases[i])
+                _learn(obs, "twin", self._twin(cases[i]))
+                violations = judge_js(exp, obs)
+            if violations and _missed_past_limit(exp, obs):
+                _learn(obs, "caught_inside_limit", self._caught_inside_limit(cases[i], exp))
                 violations = judge_js(exp, obs)
             results[i] = CaseResult(
                 case=cases[i],
@@ -93,6 +96,33 @@ class CompilerJudge:
             "parses": obs.get("compile") is None,
             "argsOk": all(inv["argsOk"] and inv["argc"] >= 1 for inv in obs.get("invocations", ())),
         }
+
+
+    def _caught_inside_limit(self, case: CompileCase, exp: Expectation) -> bool | None:
+        """With the limit raised over the bad row, does the implementation's js report the shape
+        error? (None: no usable answer.) Yes means the row was missed only because the limit came
+        before projection (JS-LIMIT); no means the row check itself is wrong (JS-SHAPE)."""
+        assert exp.first_bad_row is not None
+        probe = limit_past_bad_row(case, exp.first_bad_row)
+        (answer,) = self.adapter.exchange([probe.request()])
+        if isinstance(answer, Errored) or not isinstance(answer.get("js"), str):
+            return None
+        probe_exp = expect(probe, answer["js"])
+        obs = self.host.run_alone(probe_exp.spec)
+        return not [v for v in judge_js(probe_exp, obs) if v.clause in ("JS-SHAPE", "JS-LIMIT")]
+
+
+def _learn(obs: dict[str, Any], key: str, value: Any) -> None:
+    """Add what a probe found to an observation, dropping what the checks derived from it before."""
+    obs[key] = value
+    for derived in [k for k in obs if k.startswith("_")]:
+        del obs[derived]
+
+
+def _missed_past_limit(exp: Expectation, obs: dict[str, Any]) -> bool:
+    result = obs.get("result") or {}
+    records = result.get("records") or ([result["record"]] if "record" in result else [])
+    return exp.shaped and bool(records) and missed_past_limit(exp, records[0])
 
 
 def _escape_suspect(obs: dict[str, Any]) -> bool:

@@ -165,7 +165,7 @@ def _find_record_problems(exp: Expectation, obs: Observation) -> Iterator[tuple[
                 yield "JS-RECORD", f"record of {_call_label(exp, i)} is {facts.get('text')}: {_shape_of(facts)}"
             continue
         others = [j for j in facts.get("matches", ()) if j != i]
-        if others and _twins(exp, i, others[0]) and not _finished_out_of_order(obs, i, others[0]):
+        if others and _swapped(exp, obs, pairs, i, others[0]):
             # two calls of one tool with the same args look alike to the tools; their records coming
             # back swapped although they settled in order means they were started out of order
             yield "JS-ORDER", (
@@ -181,12 +181,19 @@ def _find_record_problems(exp: Expectation, obs: Observation) -> Iterator[tuple[
         if not _plain_record(facts):
             yield "JS-RECORD", f"record of {_call_label(exp, i)} is {facts.get('text')}: {_shape_of(facts)}"
             continue
-        yield _record_clause(exp, i, facts), _record_message(exp, i, facts)
+        yield _record_clause(exp, obs, i, facts), _record_message(exp, i, facts)
 
 
-def _twins(exp: Expectation, i: int, j: int) -> bool:
+def _swapped(exp: Expectation, obs: Observation, pairs: list[tuple[int, Any]], i: int, j: int) -> bool:
+    """Records i and j hold each other's outcome, for two started calls of one tool with the same args
+    that settled in order: indistinguishable to the tools, so they were started out of order."""
     a, b = exp.plan.calls[i], exp.plan.calls[j]
-    return a.tool == b.tool and dict(a.args) == dict(b.args)
+    if a.tool != b.tool or dict(a.args) != dict(b.args) or exp.output != "all":
+        return False
+    if i not in exp.starts or j not in exp.starts or _finished_out_of_order(obs, i, j):
+        return False
+    other = dict(pairs).get(j)
+    return other is not None and i in other.get("matches", ())
 
 
 def _finished_out_of_order(obs: Observation, i: int, j: int) -> bool:
@@ -211,18 +218,30 @@ def _shape_of(facts: dict[str, Any]) -> str:
     return f"own keys {facts.get('keys')!r} with ok {facts.get('ok')!r} (expected ok/value or ok/error)"
 
 
-def _record_clause(exp: Expectation, i: int, facts: dict[str, Any]) -> str:
+def missed_past_limit(exp: Expectation, facts: dict[str, Any]) -> bool:
+    """A shape error was due only to a row the limit drops, and the record says ok instead."""
+    limit = exp.plan.output.limit
+    want = exp.records[0] or {}
+    return (
+        bool(want.get("shape"))
+        and facts.get("why") == "ok"
+        and exp.first_bad_row is not None
+        and limit is not None
+        and exp.first_bad_row >= limit
+    )
+
+
+def _record_clause(exp: Expectation, obs: Observation, i: int, facts: dict[str, Any]) -> str:
     why = facts["why"]
     if exp.shaped and i == 0 and exp.behaviours[0].kind in ("resolve", "return"):
-        want = exp.records[0] or {}
         if why in ("rows-length", "rows-order"):
             return "JS-LIMIT"
         if why.startswith("row-"):
             return "JS-PROJECT"
-        if want.get("shape") and why == "ok":
-            limit = exp.plan.output.limit
-            if exp.first_bad_row is not None and limit is not None and exp.first_bad_row >= limit:
-                return "JS-LIMIT"
+        if missed_past_limit(exp, facts):
+            # the engine asked again with the limit raised over that row: a shape error then means the
+            # limit came first (JS-LIMIT); none means the row check itself is wrong (JS-SHAPE)
+            return "JS-SHAPE" if obs.get("caught_inside_limit") is False else "JS-LIMIT"
         return "JS-SHAPE"
     if exp.behaviours[i].kind in SYNC_FAILURES:
         return "JS-SYNC-THROW"

@@ -117,9 +117,9 @@ def invalid_plans(draw: st.DrawFn, catalog: Catalog, *, clause: str | None = Non
     elif how == "no-calls":
         raw["calls"] = []
     elif how == "four-calls":
-        raw["mode"] = "sequential"
-        raw["calls"] = [call] * 4
-        raw["output"] = {"kind": "all"}
+        raw["mode"] = draw(st.sampled_from(("sequential", "parallel")))
+        raw["calls"] = (raw["calls"] * 4)[:4]
+        raw["output"] = {"kind": raw["output"]["kind"]}
     elif how == "not-object":
         raw = draw(st.sampled_from(([], "plan", None, 1)))
     elif how == "single-with-two":

@@ -182,6 +182,7 @@ def strings(*, adversarial: bool = True) -> st.SearchStrategy[str]:
     return st.one_of(
         tame,
         st.sampled_from(ADVERSARIAL_STRINGS),
+        st.sampled_from(ADVERSARIAL_STRINGS),
         st.text(max_size=12),
         st.text(alphabet=st.characters(codec=None, categories=("Cs", "Zl", "Zp", "Cc")), max_size=4),
     ).map(utf16_canonical)
