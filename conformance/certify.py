@@ -32,7 +32,7 @@ class Profile:
 
 
 PROFILES = {
-    "quick": Profile(name="quick", examples=150, max_batch=10, chunk=200, hunt_seconds=10),
+    "quick": Profile(name="quick", examples=300, max_batch=10, chunk=200, hunt_seconds=10),
     "standard": Profile(name="standard", examples=900, max_batch=10, chunk=300, hunt_seconds=20),
     "deep": Profile(name="deep", examples=8000, max_batch=10, chunk=400, hunt_seconds=60),
 }
