@@ -241,6 +241,16 @@ class PythonAdapter:
         self.function: Callable[[str], Any] = function
         self._pool = ThreadPoolExecutor(max_workers=1)
 
+    @classmethod
+    def of(cls, function: Callable[[str], Any], description: str, *, timeout: float = 10.0) -> PythonAdapter:
+        """An adapter around a function object (for tests and embedding)."""
+        self = cls.__new__(cls)
+        self.description = description
+        self.timeout = timeout
+        self.function = function
+        self._pool = ThreadPoolExecutor(max_workers=1)
+        return self
+
     def exchange(self, requests: Sequence[dict[str, Any]]) -> list[Answer]:
         return [self._one(jsonio.dumps(r)) for r in requests]
 

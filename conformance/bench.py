@@ -91,3 +91,44 @@ def bench_js(*, cases: int = 2000, batch: int = 200) -> int:
         print(f"{name:<18} {n:>6} {seconds:>8.3f} {rate:>9.0f} {1e6 / rate:>8.1f} {base / rate:>10.1f}x")
     print(f"\nbatch size {batch}; each case is run in V8 and judged by every JS check")
     return 0
+
+
+def bench_plan(*, instructions: int = 2000, chunk: int = 256) -> int:
+    """``codemode bench plan``: the in-process reference planner, batched against one-at-a-time.
+
+    Instructions (supported and unsupported, from held-out seeds) are rendered first (not timed). The
+    figures: batched instructions per second through ``Planner.respond_many`` in chunks of ``chunk``
+    (lexing, features, the model on dynamically padded batches, decoding, validation), and the latency of
+    a single instruction through ``Planner.respond`` (p50, p90, p99) with its rate as the baseline.
+    """
+    import statistics
+
+    import torch
+
+    from reference.planner import Planner
+    from reference.train import held_out
+
+    items = held_out(instructions, base=500_000)
+    requests = [(i.text, i.catalog.to_json()) for i in items]
+    planner = Planner()
+    planner.respond_many(requests[:200])  # warm up
+    print(f"codemode bench plan: {len(requests)} instructions, torch {torch.__version__}, {torch.get_num_threads()} threads")
+
+    start = time.perf_counter()
+    for k in range(0, len(requests), chunk):
+        planner.respond_many(requests[k : k + chunk])
+    batched = len(requests) / (time.perf_counter() - start)
+
+    singles = []
+    for request in requests[: min(len(requests), 1000)]:
+        t0 = time.perf_counter()
+        planner.respond(*request)
+        singles.append(time.perf_counter() - t0)
+    singles.sort()
+    p50 = statistics.median(singles) * 1000
+    p90 = singles[int(0.9 * (len(singles) - 1))] * 1000
+    p99 = singles[int(0.99 * (len(singles) - 1))] * 1000
+    one_rate = len(singles) / sum(singles)
+    print(f"  batched ({chunk} per call)    {batched:10.0f} instructions/s   ({batched / one_rate:.1f}x the baseline)")
+    print(f"  one at a time (baseline) {one_rate:10.0f} instructions/s   p50 {p50:.3f} ms, p90 {p90:.3f} ms, p99 {p99:.3f} ms")
+    return 0

@@ -9,15 +9,17 @@ Hypothesis shrink the first failing one to a minimal case.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 
 from conformance.cases import CompileCase, compile_cases
-from conformance.clauses import CLAUSES, COMPILER_CLAUSES
+from conformance.clauses import CLAUSES, COMPILER_CLAUSES, PLANNER_CLAUSES, THRESHOLDS
 from conformance.engine import CaseResult, CompilerJudge
 from reference.violations import Violation
 
@@ -43,9 +45,23 @@ class ClauseTally:
     cases: int = 0
     failed: int = 0
     errored: int = 0
-    first_failure: tuple[CompileCase, Violation] | None = None
-    minimal: tuple[CompileCase, Violation] | None = None
-    first_error: CaseResult | None = None
+    first_failure: tuple[Any, Violation] | None = None
+    minimal: tuple[Any, Violation] | None = None
+    first_error: Any = None
+
+
+@dataclass(slots=True)
+class ScoreTally:
+    """Counts of one scored metric, overall and per family."""
+
+    total: Counter[str] = field(default_factory=Counter)
+    ok: Counter[str] = field(default_factory=Counter)
+    first_miss: dict[str, Any] = field(default_factory=dict)
+
+    def rate(self, family: str | None = None) -> float | None:
+        total = sum(self.total.values()) if family is None else self.total[family]
+        ok = sum(self.ok.values()) if family is None else self.ok[family]
+        return ok / total if total else None
 
 
 @dataclass(slots=True)
@@ -55,14 +71,32 @@ class Run:
     role: str
     profile: Profile
     seed: int
+    clauses: tuple[str, ...] = COMPILER_CLAUSES
     tallies: dict[str, ClauseTally] = field(default_factory=dict)
+    scores: dict[str, ScoreTally] = field(default_factory=dict)
+    thresholds: dict[str, float] = field(default_factory=lambda: dict(THRESHOLDS))
+    gating: dict[str, bool] = field(default_factory=dict)  # a clause reported but not failing the run
+    skipped: dict[str, str] = field(default_factory=dict)  # clause -> why it is not judged in this run
     cases: int = 0
     started: float = field(default_factory=time.time)
     seconds: float = 0.0
 
-    def record(self, result: CaseResult) -> None:
+    def __post_init__(self) -> None:
+        for cid in self.clauses:
+            self.tallies.setdefault(cid, ClauseTally())
+
+    def record(self, result: Any) -> None:
         self.cases += 1
+        for score in getattr(result, "scores", ()):
+            tally_s = self.scores.setdefault(score.metric, ScoreTally())
+            tally_s.total[score.family] += 1
+            tally_s.ok[score.family] += score.ok
+            miss = not score.ok if score.metric != "false-diagnosis" else score.ok
+            if miss and score.family not in tally_s.first_miss:
+                tally_s.first_miss[score.family] = (result.case, result.answer)
         for cid in result.exercised:
+            if cid not in self.tallies:
+                continue
             tally = self.tallies[cid]
             tally.cases += 1
             if result.errored is not None:
@@ -71,6 +105,8 @@ class Run:
                     tally.first_error = result
         seen: set[str] = set()
         for v in result.violations:
+            if v.clause not in self.tallies:
+                continue
             tally = self.tallies[v.clause]
             if v.clause not in seen:
                 tally.failed += 1
@@ -78,10 +114,31 @@ class Run:
             if tally.first_failure is None:
                 tally.first_failure = (result.case, v)
 
+    def metrics(self, cid: str) -> dict[str, tuple[float | None, float, bool]]:
+        """For a scored clause: metric -> (rate, threshold, meets it); a missing rate does not fail."""
+        out = {}
+        for metric, key, lower in (("accuracy", "PL-ACCURACY", True), ("recall", "PL-REJECT:recall", True),
+                                   ("false-diagnosis", "PL-REJECT:false-diagnosis", False)):
+            if not key.startswith(cid):
+                continue
+            tally = self.scores.get(metric, ScoreTally())
+            threshold = self.thresholds[key]
+            rates = [tally.rate()] if metric != "accuracy" else [tally.rate()] + [tally.rate(f) for f in tally.total]
+            meets = all(r is None or (r >= threshold if lower else r <= threshold) for r in rates)
+            out[metric] = (tally.rate(), threshold, meets)
+        return out
+
     def status(self, cid: str) -> str:
-        tally = self.tallies.get(cid)
-        if tally is None or CLAUSES[cid].check is None:
+        if cid in self.skipped:
             return "skipped"
+        tally = self.tallies.get(cid)
+        if tally is None:
+            return "skipped"
+        if CLAUSES[cid].kind == "scored":
+            metrics = self.metrics(cid)
+            if not any(self.scores.get(m) and sum(self.scores[m].total.values()) for m in metrics):
+                return "errored" if tally.errored else "skipped"
+            return "passed" if all(meets for _, _, meets in metrics.values()) else "failed"
         if tally.failed:
             return "failed"
         if tally.errored:
@@ -120,16 +177,18 @@ def certify_compiler(
     seed_value: int = 0,
     progress: Callable[[Run], None] | None = None,
     shrink: bool = True,
+    answered: list[CaseResult] | None = None,
 ) -> Run:
-    """Explore, then (with ``shrink``) find a minimal case for every failed clause."""
+    """Explore, then (with ``shrink``) find a minimal case for every failed clause. Answered results are
+    appended to ``answered`` when it is given (for PL-DETERMINISM)."""
     run = Run(role="compiler", profile=profile, seed=seed_value)
-    for cid in COMPILER_CLAUSES:
-        run.tallies[cid] = ClauseTally()
     pending: list[CompileCase] = []
 
     def flush() -> None:
         for result in judge.evaluate(pending):
             run.record(result)
+            if answered is not None and result.answer is not None:
+                answered.append(result)
         pending.clear()
         if progress is not None:
             progress(run)
@@ -186,3 +245,228 @@ def hunt(
         if confirmed:
             return case, confirmed[0]
     return None
+
+
+# --- planners -------------------------------------------------------------------------------------------
+
+
+def _plan_batches(profile: Profile) -> st.SearchStrategy[list[Any]]:
+    from conformance.plan_cases import plan_cases
+
+    return st.lists(plan_cases(), min_size=2, max_size=profile.max_batch)
+
+
+def certify_planner(
+    judge: Any,
+    *,
+    profile: Profile,
+    seed_value: int = 0,
+    progress: Callable[[Run], None] | None = None,
+    shrink: bool = True,
+    command: str | None = None,
+    timeout: float = 10.0,
+    fresh: Callable[[], Any] | None = None,
+    thresholds: dict[str, float] | None = None,
+    invariant_gating: bool = False,
+) -> Run:
+    """Certify plan answers (``judge`` is a :class:`conformance.plan_engine.PlannerJudge`): the stream
+    probes when ``command`` is given, then exploration, PL-DETERMINISM re-sends (to the same IUT and, with
+    ``fresh``, to a newly started one), then a shrinking hunt for every failed hard clause."""
+    from conformance.clauses import JS_CLAUSES
+    from conformance.stream import probe, stream_cases
+
+    clauses = PLANNER_CLAUSES + (JS_CLAUSES if judge.role == "pipeline" else ())
+    run = Run(role=judge.role, profile=profile, seed=seed_value, clauses=clauses)
+    run.thresholds.update(thresholds or {})
+    run.gating["PL-INVARIANT"] = invariant_gating
+    if command is not None:
+        for case in stream_cases(judge.role, seed=seed_value):
+            run.record(probe(command, case, timeout=timeout))
+    else:
+        for cid in ("CLI-STREAM", "CLI-BAD-RECORD"):
+            run.skipped[cid] = "an in-process implementation has no stream"
+    pending: list[Any] = []
+    answered: list[Any] = []
+
+    def flush() -> None:
+        for result in judge.evaluate(pending):
+            run.record(result)
+            if result.answer is not None:
+                answered.append(result)
+        pending.clear()
+        if progress is not None:
+            progress(run)
+
+    @_settings(profile, shrink=False)
+    @seed(seed_value)
+    @given(_plan_batches(profile))
+    def explore(batch: list[Any]) -> None:
+        pending.extend(batch)
+        if len(pending) >= profile.chunk:
+            flush()
+
+    explore()
+    flush()
+    for result in determinism(judge.adapter, fresh, [(r.case.request(), r.answer) for r in answered],
+                              role=judge.role, seed_value=seed_value, case_of=lambda i: answered[i].case):
+        run.record(result)
+    for cid in clauses:
+        tally = run.tallies[cid]
+        if tally.failed and shrink and CLAUSES[cid].kind == "hard" and cid not in ("CLI-STREAM", "CLI-BAD-RECORD", "PL-DETERMINISM"):
+            tally.minimal = hunt_plan(judge, cid, profile=profile, seed_value=seed_value) or tally.first_failure
+    run.seconds = time.time() - run.started
+    return run
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeterminismResult:
+    case: Any
+    exercised: tuple[str, ...]
+    violations: tuple[Violation, ...] = ()
+    errored: Any = None
+    scores: tuple[Any, ...] = ()
+    answer: Any = None
+
+
+def determinism(
+    adapter: Any,
+    fresh: Callable[[], Any] | None,
+    answered: list[tuple[dict[str, Any], Any]],
+    *,
+    role: str,
+    seed_value: int,
+    case_of: Callable[[int], Any],
+    sample: int = 60,
+) -> list[DeterminismResult]:
+    """PL-DETERMINISM: a sample of answered requests sent again, in another order and after other
+    requests, to the same IUT and (with ``fresh``) to a newly started one."""
+    import random
+
+    from conformance.adapters import Errored
+    from conformance.checks.planner import pl_determinism
+    from reference import jsonio
+
+    if not answered:
+        return []
+    rng = random.Random(seed_value)
+    picks = rng.sample(range(len(answered)), min(sample, len(answered)))
+    requests = [answered[i][0] for i in picks]
+    rounds = [list(reversed(adapter.exchange(list(reversed(requests)))))]
+    if fresh is not None:
+        other = fresh()
+        try:
+            rounds.append(other.exchange(requests))
+        finally:
+            other.close()
+    out = []
+    for k, i in enumerate(picks):
+        violations: list[Violation] = []
+        errored = None
+        for again in (r[k] for r in rounds):
+            if isinstance(again, Errored):
+                errored = again
+                continue
+            violations += pl_determinism(jsonio.dumps(requests[k]), answered[i][1], again, role=role)
+        out.append(DeterminismResult(case=case_of(i), exercised=("PL-DETERMINISM",), violations=tuple(violations[:1]),
+                                     errored=errored if not violations else None))
+    return out
+
+
+def hunt_plan(judge: Any, clause: str, *, profile: Profile, seed_value: int) -> tuple[Any, Violation] | None:
+    """The smallest plan case Hypothesis shrinks to that still breaks ``clause``."""
+    deadline = time.monotonic() + profile.hunt_seconds
+    last: list[tuple[Any, Violation]] = []
+
+    @_settings(profile, shrink=True)
+    @seed(seed_value)
+    @given(_plan_batches(profile))
+    def search(batch: list[Any]) -> None:
+        if time.monotonic() > deadline and last:
+            return
+        for result in judge.evaluate(batch):
+            for v in result.violations:
+                if v.clause == clause:
+                    last.append((result.case, v))
+                    raise _Found(clause)
+
+    try:
+        search()
+    except _Found:
+        pass
+    except HypothesisException:  # pragma: no cover
+        pass
+    for case, _ in reversed(last[-5:]):
+        (result,) = judge.evaluate([case])
+        confirmed = [v for v in result.violations if v.clause == clause]
+        if confirmed:
+            return case, confirmed[0]
+    return None
+
+
+def merge(into: Run, other: Run) -> None:
+    """Add ``other``'s tallies (of clauses ``into`` judges) to ``into``."""
+    into.cases += other.cases
+    for cid, tally in other.tallies.items():
+        if cid not in into.tallies:
+            continue
+        mine = into.tallies[cid]
+        mine.cases += tally.cases
+        mine.failed += tally.failed
+        mine.errored += tally.errored
+        mine.first_failure = mine.first_failure or tally.first_failure
+        mine.minimal = mine.minimal or tally.minimal
+        mine.first_error = mine.first_error or tally.first_error
+
+
+def certify_role(
+    role: str,
+    adapter: Any,
+    host: Any,
+    *,
+    profile: Profile,
+    seed_value: int = 0,
+    command: str | None = None,
+    fresh: Callable[[], Any] | None = None,
+    timeout: float = 10.0,
+    tokenizer: str = "reference",
+    thresholds: dict[str, float] | None = None,
+    invariant_gating: bool = False,
+    progress: Callable[[Run], None] | None = None,
+    shrink: bool = True,
+) -> Run:
+    """A whole certification of ``role``: the clauses of ``ROLE_CLAUSES[role]``, one report."""
+    from conformance.clauses import ROLE_CLAUSES
+    from conformance.plan_engine import PlannerJudge
+    from conformance.stream import probe, stream_cases
+
+    started = time.time()
+    run = Run(role=role, profile=profile, seed=seed_value, clauses=ROLE_CLAUSES[role])
+    run.thresholds.update(thresholds or {})
+    run.gating["PL-INVARIANT"] = invariant_gating
+    if role in ("planner", "pipeline"):
+        judge = PlannerJudge(adapter, host, role=role, tokenizer=tokenizer)
+        planned = certify_planner(
+            judge, profile=profile, seed_value=seed_value, progress=progress, shrink=shrink, command=command,
+            timeout=timeout, fresh=fresh, thresholds=thresholds, invariant_gating=invariant_gating,
+        )
+        merge(run, planned)
+        run.scores = planned.scores
+        run.skipped.update(planned.skipped)
+    if role in ("compiler", "pipeline"):
+        answered: list[CaseResult] = []
+        compiled = certify_compiler(CompilerJudge(adapter, host), profile=profile, seed_value=seed_value,
+                                    progress=progress, shrink=shrink, answered=answered)
+        merge(run, compiled)
+        for result in determinism(adapter, fresh, [(r.case.request(), r.answer) for r in answered], role=role,
+                                  seed_value=seed_value, case_of=lambda i: answered[i].case):
+            run.record(result)
+        if role == "compiler":
+            if command is not None:
+                for case in stream_cases(role, seed=seed_value):
+                    run.record(probe(command, case, timeout=timeout))
+            else:
+                for cid in ("CLI-STREAM", "CLI-BAD-RECORD"):
+                    run.skipped[cid] = "an in-process implementation has no stream"
+    run.started = started
+    run.seconds = time.time() - started
+    return run

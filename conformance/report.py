@@ -15,7 +15,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from conformance.certify import Run
-from conformance.clauses import CLAUSES, COMPILER_CLAUSES, PENDING
+from conformance.clauses import CLAUSES, PENDING
 from reference import __version__, jsonio
 
 
@@ -26,7 +26,7 @@ def replay_command(target: str, role: str, case_json: dict[str, Any]) -> str:
 
 def clause_records(run: Run, target: str) -> list[dict[str, Any]]:
     out = []
-    for cid in COMPILER_CLAUSES:
+    for cid in run.clauses:
         clause = CLAUSES[cid]
         tally = run.tallies[cid]
         status = run.status(cid)
@@ -38,7 +38,12 @@ def clause_records(run: Run, target: str) -> list[dict[str, Any]]:
             "failed": tally.failed,
             "errored": tally.errored,
             "spec": clause.anchor,
+            "gating": run.gating.get(cid, True),
         }
+        if clause.kind == "scored":
+            record["metrics"] = _metrics(run, cid)
+        if cid in run.skipped:
+            record["reason"] = run.skipped[cid]
         example = tally.minimal or tally.first_failure
         if status == "failed" and example is not None:
             case, violation = example
@@ -62,6 +67,37 @@ def clause_records(run: Run, target: str) -> list[dict[str, Any]]:
         if status == "skipped" and cid in PENDING:
             record["reason"] = PENDING[cid]
         out.append(record)
+    return out
+
+
+def _metrics(run: Run, cid: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for metric, (rate, threshold, meets) in run.metrics(cid).items():
+        tally = run.scores.get(metric)
+        families = {}
+        if tally is not None:
+            for family in sorted(tally.total):
+                families[family] = {"rate": tally.rate(family), "ok": tally.ok[family], "cases": tally.total[family]}
+        entry: dict[str, Any] = {
+            "rate": rate,
+            "threshold": threshold,
+            "bound": "at most" if metric == "false-diagnosis" else "at least",
+            "meets": meets,
+            "cases": sum(tally.total.values()) if tally else 0,
+            "families": families,
+        }
+        if tally is not None and tally.first_miss:
+            family, (case, answer) = next(iter(sorted(tally.first_miss.items())))
+            entry["example_miss"] = {"family": family, "request": case.request_line(),
+                                     "expected": case.expect, "answer": answer}
+        out[metric] = entry
+    if cid == "PL-REJECT":
+        recall = run.scores.get("recall")
+        false = run.scores.get("false-diagnosis")
+        diagnosed_unsupported = sum(recall.ok.values()) if recall else 0
+        diagnosed_supported = sum(false.ok.values()) if false else 0
+        total = diagnosed_unsupported + diagnosed_supported
+        out["precision"] = {"rate": diagnosed_unsupported / total if total else None, "diagnosed": total}
     return out
 
 
@@ -143,8 +179,27 @@ def text_report(report: dict[str, Any]) -> str:
     ]
     for r in report["clauses"]:
         status = r["status"].upper() if r["status"] in ("failed", "errored") else r["status"]
-        lines.append(f"{r['clause']:<15} {status:<8} {r['cases']:>6} {r['failed']:>7} {r['errored']:>8}")
+        note = "" if r.get("gating", True) else "  (reported, not gating)"
+        if r.get("reason") and r["status"] == "skipped":
+            note = f"  ({r['reason']})"
+        lines.append(f"{r['clause']:<15} {status:<8} {r['cases']:>6} {r['failed']:>7} {r['errored']:>8}{note}")
+        for metric, m in r.get("metrics", {}).items():
+            if metric == "precision":
+                if m["rate"] is not None:
+                    lines.append(f"{'':<15}   precision of diagnosing {m['rate']:.4f} over {m['diagnosed']} diagnosed")
+                continue
+            rate = "n/a" if m["rate"] is None else f"{m['rate']:.4f}"
+            lines.append(f"{'':<15}   {metric} {rate} ({m['bound']} {m['threshold']}) over {m['cases']} cases"
+                         + ("" if m["meets"] else "  <-- MISSES THRESHOLD"))
+            fams = ", ".join(f"{f} {v['ok']}/{v['cases']}" for f, v in m["families"].items())
+            if fams:
+                lines.append(f"{'':<15}     {fams}")
     for r in report["clauses"]:
+        miss = next((m.get("example_miss") for m in r.get("metrics", {}).values() if isinstance(m, dict) and not m.get("meets", True) and m.get("example_miss")), None)
+        if r["status"] == "failed" and miss:
+            lines += ["", f"{r['clause']} misses its threshold ({r['spec']}); one miss, family {miss['family']}:",
+                      f"  request: {miss['request']}", f"  expected: {jsonio.dumps(miss['expected'])[:400]}",
+                      f"  answer:   {jsonio.dumps(miss['answer'])[:400]}"]
         if r["status"] == "failed" and "counterexample" in r:
             cx = r["counterexample"]
             lines += [

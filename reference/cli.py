@@ -1,15 +1,20 @@
-"""The reference implementation's own commands: ``codemode compile`` (and later ``plan``).
+"""The reference implementation's own commands: ``codemode plan [--js]`` and ``codemode compile``.
 
-A thin layer: it reads JSONL on stdin and answers through ``reference.protocol``.
+A thin layer: it reads JSONL on stdin and answers through ``reference.protocol``. Both commands answer
+both request kinds (the reference is a whole pipeline); ``plan --js`` adds the compiled ``js`` to every
+plan. Plan requests that arrive together are planned as one batch, but nothing waits for later input:
+each read takes the lines already there, answers them in order and flushes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 from reference import jsonio
 from reference.compiler import compile_request
-from reference.protocol import bad_record, request_kind, respond, serve
+from reference.protocol import bad_record, request_kind, respond, respond_many, serve
 
 
 def compile_handler(request: Any) -> dict[str, Any]:
@@ -30,3 +35,44 @@ def compile_line(line: str) -> str:
 
 def compile_main() -> int:
     return serve(compile_handler)
+
+
+@cache
+def planner(js: bool):  # type: ignore[no-untyped-def]
+    from reference.planner import Planner
+
+    return Planner(js=js)
+
+
+def plan_many(requests: Sequence[Any], *, js: bool = False) -> list[dict[str, Any]]:
+    """Answers to parsed requests, in order: plan requests go to the planner as one batch."""
+    out: list[dict[str, Any] | None] = [None] * len(requests)
+    batch: list[int] = []
+    for k, request in enumerate(requests):
+        kind = request_kind(request)
+        if kind == "plan":
+            batch.append(k)
+        elif kind == "compile":
+            out[k] = compile_request(request["plan"], request["tools"]).to_json()
+        else:
+            out[k] = {"diagnostic": bad_record(request)}
+    if batch:
+        answers = planner(js).respond_many([(requests[k]["instruction"], requests[k]["tools"]) for k in batch])
+        for k, answer in zip(batch, answers):
+            out[k] = answer
+    return [o if o is not None else {"diagnostic": "internal: no answer"} for o in out]
+
+
+def plan_line(line: str) -> str:
+    """The in-process planner: one request line in, one response line out
+    (``codemode certify --role planner --python reference.cli:plan_line``)."""
+    return jsonio.dumps(respond_many([line.encode("utf-8", "surrogatepass")], plan_many)[0])
+
+
+def pipeline_line(line: str) -> str:
+    """The in-process pipeline (plans come with ``js``): ``--role pipeline --python reference.cli:pipeline_line``."""
+    return jsonio.dumps(respond_many([line.encode("utf-8", "surrogatepass")], lambda r: plan_many(r, js=True))[0])
+
+
+def plan_main(*, js: bool = False) -> int:
+    return serve(lambda request: plan_many([request], js=js)[0], many=lambda requests: plan_many(requests, js=js))

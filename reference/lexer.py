@@ -15,9 +15,12 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from functools import lru_cache
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from reference import jsonio
+from reference._word_chars import MARKS_AND_CONNECTORS
 from reference.violations import Violation
 
 MAX_TOKENS = 128
@@ -29,12 +32,27 @@ WHITE_SPACE = frozenset(
 )
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _ESCAPE = re.compile(r'\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})')
+_WORD_CLASS = r"\w$" + MARKS_AND_CONNECTORS  # \w is L, N and _; plus $, marks and connectors
+# One token per match, in C: white space, a string's opening quote (finished by _string), a number not
+# followed by a word character (atomic: the longest number or none, never a shorter one), a word, any
+# other code point.
+_TOKEN = re.compile(
+    "(?P<space>[" + "".join(sorted(WHITE_SPACE)) + "]+)"
+    '|(?P<quote>")'
+    "|(?P<number>(?>-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)(?![" + _WORD_CLASS + "]))"
+    "|(?P<word>[" + _WORD_CLASS + "]+)"
+    "|(?P<other>.)",
+    re.S,
+)
+_STRING_BODY = re.compile(r'(?:[^"\\]|\\.)*', re.S)  # up to the first quote no backslash takes
+_CONTROL = re.compile(r"[\x00-\x1f]")
 
 KINDS = ("word", "string", "number", "boolean", "punct")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Token:
+class Token(NamedTuple):
+    """One token (a named tuple: immutable, and cheap to make, which the planner's throughput needs)."""
+
     kind: str  # one of KINDS
     text: str  # exactly as written
     value: str | int | float | bool  # decoded string, number, boolean; the text for words and punctuation
@@ -54,61 +72,60 @@ class Lexed:
         return not self.violations
 
 
+@lru_cache(maxsize=8192)
 def is_word_char(ch: str) -> bool:
-    return ch == "$" or unicodedata.category(ch)[0] in "LMN" or unicodedata.category(ch) == "Pc"
+    category = unicodedata.category(ch)
+    return ch == "$" or category[0] in "LMN" or category == "Pc"
 
 
 def lex(instruction: str, *, max_tokens: int = MAX_TOKENS) -> Lexed:
     """Tokens of ``instruction``; diagnoses bad strings, inexact numbers and more than ``max_tokens``."""
     tokens: list[Token] = []
+    append = tokens.append
     first: dict[str, Violation] = {}
-    n = len(instruction)
+    text = instruction
+    n = len(text)
     i = 0
+    match_at = _TOKEN.match
     while i < n:
-        ch = instruction[i]
-        if ch in WHITE_SPACE:
-            i += 1
-            continue
-        if ch == '"':
-            token, problem = _string(instruction, i)
+        m = match_at(text, i)
+        assert m is not None  # "other" matches any code point
+        group = m.lastgroup
+        j = m.end()
+        if group == "space":
+            pass
+        elif group == "word":
+            word = m.group()
+            if word == "true" or word == "false":
+                append(Token("boolean", word, word == "true", i, j))
+            else:
+                append(Token("word", word, word, i, j))
+        elif group == "quote":
+            token, problem = _string(text, i)
             if problem is not None:
                 first.setdefault("IN-STRING", problem)
             if token is None:
                 break  # unterminated: the rest is inside it
-            tokens.append(token)
-            i = token.end
-            continue
-        match = _NUMBER.match(instruction, i)
-        if match and not (match.end() < n and is_word_char(instruction[match.end()])):
-            text = match.group()
-            value = jsonio.loads(text)
+            append(token)
+            j = token.end
+        elif group == "number":
+            number = m.group()
+            value = jsonio.loads(number)
             if not jsonio.is_exact_number(value):
                 first.setdefault(
                     "IN-NUMBER",
                     Violation(
                         clause="IN-NUMBER",
-                        message=f"{text} at offset {i} is not an exact JavaScript number"
+                        message=f"{number} at offset {i} is not an exact JavaScript number"
                         " (finite; integers within +/-(2^53-1); shortest round-trip decimals)",
                     ),
                 )
             if value == 0:
                 value = 0  # -0 is 0
-            tokens.append(Token(kind="number", text=text, value=value, start=i, end=match.end()))
-            i = match.end()
-            continue
-        if is_word_char(ch):
-            j = i + 1
-            while j < n and is_word_char(instruction[j]):
-                j += 1
-            text = instruction[i:j]
-            if text in ("true", "false"):
-                tokens.append(Token(kind="boolean", text=text, value=text == "true", start=i, end=j))
-            else:
-                tokens.append(Token(kind="word", text=text, value=text, start=i, end=j))
-            i = j
-            continue
-        tokens.append(Token(kind="punct", text=ch, value=ch, start=i, end=i + 1))
-        i += 1
+            append(Token("number", number, value, i, j))
+        else:
+            append(Token("punct", m.group(), m.group(), i, j))
+        i = j
     if len(tokens) > max_tokens:
         first["IN-LENGTH"] = Violation(
             clause="IN-LENGTH",
@@ -120,20 +137,19 @@ def lex(instruction: str, *, max_tokens: int = MAX_TOKENS) -> Lexed:
 
 def _string(text: str, start: int) -> tuple[Token | None, Violation | None]:
     """The string token opening at ``start``, and what is wrong with it (``None`` token: no end)."""
-    j = start + 1
+    j = _STRING_BODY.match(text, start + 1).end()  # type: ignore[union-attr]
     n = len(text)
-    while j < n and text[j] != '"':
-        j += 2 if text[j] == "\\" else 1
-    if j >= n:
+    if j >= n or text[j] != '"':
         return None, Violation(
             clause="IN-STRING", message=f"the quote at offset {start} opens a string that never ends"
         )
     raw = text[start : j + 1]
     token_end = j + 1
     body = raw[1:-1]
-    for k, ch in enumerate(body):
-        if ord(ch) < 0x20:
-            return _bad(raw, start, token_end, f"a raw U+{ord(ch):04X} at offset {start + 1 + k} (write it as an escape)")
+    control = _CONTROL.search(body)
+    if control is not None:
+        k = control.start()
+        return _bad(raw, start, token_end, f"a raw U+{ord(body[k]):04X} at offset {start + 1 + k} (write it as an escape)")
     k = body.find("\\")
     while k >= 0:
         if not _ESCAPE.match(body, k):

@@ -7,7 +7,9 @@ itself (``_unicode_id.py``) so the kit agrees with the engine it runs compiled p
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
+from functools import lru_cache
 
 from reference._unicode_id import ID_CONTINUE, ID_START
 
@@ -34,10 +36,24 @@ def is_identifier_part(ch: str) -> bool:
     return ch in "$\u200c\u200d" or _in_ranges(ID_CONTINUE, ord(ch))
 
 
+_ASCII_NAME = re.compile(r"[A-Za-z$_][A-Za-z0-9$_]*\Z")
+
+
 def is_identifier_name(name: object) -> bool:
     """True when ``name`` is a string spelling an ECMAScript IdentifierName (no escapes)."""
     if not isinstance(name, str) or not name:
         return False
+    if _ASCII_NAME.match(name):
+        return True
+    return _unicode_identifier_name(name) if len(name) <= 64 else _check(name)
+
+
+@lru_cache(maxsize=4096)
+def _unicode_identifier_name(name: str) -> bool:
+    return _check(name)
+
+
+def _check(name: str) -> bool:
     return is_identifier_start(name[0]) and all(is_identifier_part(ch) for ch in name[1:])
 
 

@@ -113,8 +113,49 @@ def validate_plan(raw: Any, catalog: Catalog) -> list[Violation]:
     return list(first.values())
 
 
+def schema_surely_valid(raw: Any) -> bool:
+    """A fast, conservative pre-check: True only for plans that ``plan.schema.json`` accepts (the common
+    case), so the full ``jsonschema`` validation, which finds and words the error, runs only when it may
+    fail. Tested to agree with ``jsonschema`` in ``tests/test_plan.py``."""
+    if type(raw) is not dict or raw.keys() != _PLAN_KEYS or raw["mode"] not in MODES:
+        return False
+    calls = raw["calls"]
+    if type(calls) is not list or not 1 <= len(calls) <= 3:
+        return False
+    for call in calls:
+        if type(call) is not dict or call.keys() != _CALL_KEYS or type(call["tool"]) is not str:
+            return False
+        args = call["args"]
+        if type(args) is not dict or len(args) > 4:
+            return False
+        for value in args.values():
+            if type(value) not in (str, int, float, bool) and not isinstance(value, float):
+                return False
+    output = raw["output"]
+    if type(output) is not dict or "kind" not in output or output["kind"] not in ("all", "last"):
+        return False
+    if not output.keys() <= _OUTPUT_KEYS:
+        return False
+    if "fields" in output:
+        fields = output["fields"]
+        if type(fields) is not list or not 1 <= len(fields) <= 3 or len(set(map(repr, fields))) != len(fields):
+            return False
+        if any(type(f) is not str for f in fields):
+            return False
+    if "limit" in output:
+        limit = output["limit"]
+        if type(limit) is not int or not 0 <= limit <= 100:
+            return False
+    return True
+
+
+_PLAN_KEYS = frozenset({"mode", "calls", "output"})
+_CALL_KEYS = frozenset({"tool", "args"})
+_OUTPUT_KEYS = frozenset({"kind", "fields", "limit"})
+
+
 def _plan_violations(raw: Any, catalog: Catalog) -> Iterator[Violation]:
-    error = jsonschema.exceptions.best_match(_validator().iter_errors(raw))
+    error = None if schema_surely_valid(raw) else jsonschema.exceptions.best_match(_validator().iter_errors(raw))
     if error is not None:
         where = "plan" + "".join(f"[{p!r}]" for p in error.absolute_path)
         yield Violation(clause="PL-SCHEMA", message=f"{where}: {error.message}")

@@ -6,7 +6,7 @@ Public and composable: use them in your own property tests of a planner or compi
     from strategies import catalogs, plans, tool_behaviours
 
     @given(st.data())
-    def test_my_compiler(data):
+    def test_my_compiler(data):  # and for planners: instructions(), unsupported_requests(), ...
         catalog = data.draw(catalogs())
         plan = data.draw(plans(catalog))
         behaviours = data.draw(tool_behaviours(plan, catalog))
@@ -21,6 +21,19 @@ from __future__ import annotations
 from strategies._internal.behaviours import KINDS, Behaviour, Failure, failures, rows_for, tool_behaviours
 from strategies._internal.catalogs import catalogs, invalid_catalogs, tools
 from strategies._internal.errors import InvalidArgument
+from strategies._internal.instructions import (
+    SUPPORTED,
+    TAGS,
+    UNSUPPORTED,
+    Instruction,
+    adversarial_instructions,
+    instruction_catalogs,
+    instructions,
+    permute_catalog,
+    rename,
+    substitute_strings,
+    unsupported_requests,
+)
 from strategies._internal.plans import calls, invalid_plans, plans, values_for
 from strategies._internal.values import (
     ADVERSARIAL_STRINGS,
@@ -37,6 +50,17 @@ from strategies._internal.values import (
 )
 
 __all__ = [
+    "SUPPORTED",
+    "TAGS",
+    "UNSUPPORTED",
+    "Instruction",
+    "adversarial_instructions",
+    "instruction_catalogs",
+    "instructions",
+    "permute_catalog",
+    "rename",
+    "substitute_strings",
+    "unsupported_requests",
     "ADVERSARIAL_STRINGS",
     "EDGE_NUMBERS",
     "INEXACT_NUMBER_TEXTS",

@@ -11,9 +11,9 @@ from pathlib import Path
 from tests.conftest import python_module_command
 
 
-def certify(*args: str) -> subprocess.CompletedProcess[str]:
+def certify(*args: str, role: str = "compiler") -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "conformance.cli", "certify", "--role", "compiler", "--profile", "quick", *args],
+        [sys.executable, "-m", "conformance.cli", "certify", "--role", role, "--profile", "quick", *args],
         capture_output=True,
         text=True,
         timeout=600,
@@ -47,7 +47,35 @@ def test_reference_certifies_clean_as_a_subprocess(tmp_path: Path) -> None:
     proc = certify("--cmd", f"{sys.executable} -m conformance.cli compile", "--report", str(tmp_path / "r.json"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     summary = json.loads((tmp_path / "r.json").read_text())["summary"]
-    assert summary["failed"] == 0 and summary["errored"] == 0 and summary["passed"] == 16
+    assert summary["failed"] == 0 and summary["errored"] == 0 and summary["passed"] == 19  # + CLI-*, PL-DETERMINISM
+
+
+def test_reference_pipeline_certifies_clean_in_process(tmp_path: Path) -> None:
+    proc = certify("--python", "reference.cli:pipeline_line", "--invariant", "hard", "--report", str(tmp_path / "r.json"),
+                   role="pipeline")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    status = {c["clause"]: c["status"] for c in report["clauses"]}
+    assert status.pop("CLI-STREAM") == status.pop("CLI-BAD-RECORD") == "skipped"  # no stream in process
+    assert set(status.values()) == {"passed"}, {k: v for k, v in status.items() if v != "passed"}
+    scored = {c["clause"]: c["metrics"] for c in report["clauses"] if c["kind"] == "scored"}
+    assert set(scored["PL-ACCURACY"]["accuracy"]["families"]) == {"single", "sequential", "parallel", "shaping"}
+    assert scored["PL-REJECT"]["recall"]["cases"] > 50 and "precision" in scored["PL-REJECT"]
+    assert "precision of diagnosing" in proc.stdout
+
+
+def test_faulty_planner_fails_with_a_replayable_counterexample(tmp_path: Path) -> None:
+    target = "tests.faulty.planners:truncates_long_inputs"
+    proc = certify("--python", target, "--report", str(tmp_path / "r.json"), role="planner")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    clauses = {c["clause"]: c for c in json.loads((tmp_path / "r.json").read_text())["clauses"]}
+    assert clauses["IN-LENGTH"]["status"] == "failed"
+    cx = clauses["IN-LENGTH"]["counterexample"]
+    replay = subprocess.run(
+        [sys.executable, "-m", "conformance.cli", "certify", "--role", "planner", "--python", target, "--case", json.dumps(cx["case"])],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert replay.returncode == 1 and "IN-LENGTH" in replay.stdout, replay.stdout + replay.stderr
 
 
 def test_usage_errors_exit_2() -> None:

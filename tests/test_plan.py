@@ -40,3 +40,24 @@ def test_inexact_number_is_a_pl_args_violation() -> None:
     catalog = Catalog.from_json([{"name": "f", "arguments": {"n": "number"}, "required": ["n"], "returns": {"kind": "text"}}])
     raw = jsonio.loads('{"mode":"single","calls":[{"tool":"f","args":{"n":0.30000000000000001}}],"output":{"kind":"last"}}')
     assert [v.clause for v in validate_plan(raw, catalog)] == ["PL-ARGS"]
+
+
+@given(st.data())
+def test_the_fast_schema_check_never_accepts_what_the_schema_rejects(data: st.DataObject) -> None:
+    from reference.plan import _validator, schema_surely_valid
+
+    catalog = data.draw(catalogs())
+    raw = data.draw(
+        st.one_of(
+            plans(catalog).map(lambda p: p.to_json()),
+            invalid_plans(catalog).map(lambda pair: pair[0]),
+        )
+    )
+    raw = jsonio.loads(jsonio.dumps(raw))
+    if schema_surely_valid(raw):
+        assert _validator().is_valid(raw)
+    if _validator().is_valid(raw) and isinstance(raw, dict):
+        # the fast path is taken for every plan the reference makes (integer limits, plain values)
+        output = raw.get("output", {})
+        if not isinstance(output.get("limit", 0), float):
+            assert schema_surely_valid(raw)

@@ -1,0 +1,235 @@
+"""Plan cases: a plan request and what the kit expects of its answer.
+
+``expect`` is one of: ``{"plan": PLAN}`` (a supported instruction rendered from that plan; PL-ACCURACY),
+``{"diagnostic": CLAUSE}`` (an unsupported request, ``PL-REJECT``, or an invalid catalog or instruction,
+an ``IN-*`` clause), or ``{}`` (no expectation of its own). A case with ``pair`` is one side of a
+``PL-INVARIANT`` pair: ``pair.request`` is the untransformed request and ``pair.transform`` says how its
+answer maps to this one's. Cases are data: ``to_json``/``from_json`` round-trip them and ``id`` hashes them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import strategies as st
+
+from reference import jsonio
+from reference.catalog import Catalog
+from strategies import invalid_catalogs
+from strategies._internal.instructions import (
+    ADVERSARIAL_INVALID,
+    ADVERSARIAL_SUPPORTED,
+    SUPPORTED,
+    UNSUPPORTED,
+    DrawChooser,
+    Instruction,
+    adversarial,
+    fresh_names,
+    permute_catalog,
+    render_catalog,
+    rename,
+    substitute_strings,
+    supported,
+    unsupported,
+)
+
+
+CATALOG_CLAUSES = ("IN-COUNT", "IN-KEYS", "IN-NAME", "IN-UNIQUE", "IN-ARGS", "IN-REQUIRED", "IN-RETURNS")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanCase:
+    instruction: str
+    tools: Any
+    expect: dict[str, Any]
+    family: str
+    pair: dict[str, Any] | None = None
+
+    def request(self) -> dict[str, Any]:
+        return {"instruction": self.instruction, "tools": self.tools}
+
+    def request_line(self) -> str:
+        return jsonio.dumps(self.request())
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"request": self.request(), "expect": self.expect, "family": self.family}
+        if self.pair is not None:
+            out["pair"] = self.pair
+        return out
+
+    @classmethod
+    def from_json(cls, raw: Any) -> PlanCase:
+        if not isinstance(raw, dict) or "request" not in raw or not set(raw) <= {"request", "expect", "family", "pair"}:
+            raise ValueError("a plan case is an object with request, expect, family and optionally pair")
+        request = raw["request"]
+        if not isinstance(request, dict) or set(request) != {"instruction", "tools"}:
+            raise ValueError("a plan case's request is a plan request: exactly instruction and tools")
+        return cls(
+            instruction=request["instruction"],
+            tools=request["tools"],
+            expect=raw.get("expect", {}),
+            family=raw.get("family", ""),
+            pair=raw.get("pair"),
+        )
+
+    @property
+    def id(self) -> str:
+        return hashlib.sha256(jsonio.dumps(self.to_json()).encode()).hexdigest()[:12]
+
+    @property
+    def expected_plan(self) -> Any:
+        return self.expect.get("plan")
+
+    @property
+    def expected_clause(self) -> str | None:
+        return self.expect.get("diagnostic")
+
+
+def from_instruction(inst: Instruction) -> PlanCase:
+    if inst.plan is not None:
+        expect: dict[str, Any] = {"plan": inst.plan.to_json()}
+    else:
+        expect = {"diagnostic": inst.clause or "PL-REJECT"}
+    return PlanCase(instruction=inst.text, tools=inst.catalog.to_json(), expect=expect, family=inst.family)
+
+
+# --- strategies -------------------------------------------------------------------------------------------
+
+
+@st.composite
+def supported_cases(draw: st.DrawFn) -> PlanCase:
+    ch = DrawChooser(draw)
+    catalog = render_catalog(ch, adversarial=draw(st.booleans()))
+    family = ch.choice(SUPPORTED)
+    inst = supported(ch, catalog, family) or supported(ch, catalog, "single")
+    if inst is None:
+        return PlanCase(instruction="call x", tools=[], expect={"diagnostic": "IN-COUNT"}, family="IN-COUNT")
+    return from_instruction(inst)
+
+
+@st.composite
+def unsupported_cases(draw: st.DrawFn) -> PlanCase:
+    ch = DrawChooser(draw, adversarial=False)
+    catalog = render_catalog(ch, adversarial=False, min_tools=2)
+    for _ in range(4):
+        inst = unsupported(ch, catalog, ch.choice(UNSUPPORTED))
+        if inst is not None:
+            return from_instruction(inst)
+    return from_instruction(unsupported(ch, catalog, "dependency"))  # type: ignore[arg-type]
+
+
+@st.composite
+def adversarial_cases(draw: st.DrawFn) -> PlanCase:
+    ch = DrawChooser(draw)
+    catalog = render_catalog(ch)
+    family = ch.choice(ADVERSARIAL_SUPPORTED + tuple(ADVERSARIAL_INVALID))
+    for _ in range(4):
+        inst = adversarial(ch, catalog, family)
+        if inst is not None:
+            return from_instruction(inst)
+        catalog = render_catalog(ch)
+    inst = supported(ch, catalog, "single")
+    assert inst is not None
+    return from_instruction(inst)
+
+
+@st.composite
+def invalid_catalog_cases(draw: st.DrawFn) -> PlanCase:
+    clause = draw(st.sampled_from(CATALOG_CLAUSES))
+    raw, clause = draw(invalid_catalogs(clause=clause))
+    name = next((e.get("name") for e in raw if isinstance(e, dict) and isinstance(e.get("name"), str)), None) if isinstance(raw, list) else None
+    instruction = f"call {name}" if name and name.isidentifier() else draw(st.sampled_from(("call list_users", "run it")))
+    return PlanCase(instruction=instruction, tools=raw, expect={"diagnostic": clause}, family=clause)
+
+
+@st.composite
+def invariant_cases(draw: st.DrawFn) -> PlanCase:
+    """The transformed side of a PL-INVARIANT pair (the untransformed request rides along in ``pair``)."""
+    ch = DrawChooser(draw)
+    catalog = render_catalog(ch, adversarial=draw(st.booleans()))
+    if ch.chance(70):
+        base = supported(ch, catalog, ch.choice(SUPPORTED)) or supported(ch, catalog, "single")
+    else:
+        base = unsupported(ch, catalog, ch.choice(UNSUPPORTED)) or supported(ch, catalog, "single")
+    assert base is not None
+    kind = ch.choice(("permute", "values", "rename"))
+    text, new_catalog, mapping = base.text, catalog, {}
+    if kind == "permute":
+        new_catalog = permute_catalog(ch, catalog)
+    elif kind == "values":
+        rng = random.Random(draw(st.integers(0, 2**32)))
+        from strategies._internal.instructions import RandomChooser
+
+        rc = RandomChooser(rng)
+        seen: dict[str, str] = {}
+
+        def swap(value: str) -> str:
+            if value not in seen:
+                new = rc.string()
+                while new in seen.values() or new == value:
+                    new = new + rc.choice(("x", "\ud800", "\"", " "))
+                seen[value] = new
+            return seen[value]
+
+        text, _ = substitute_strings(base.text, None, swap)
+        mapping = seen
+    else:
+        mapping = fresh_names(ch, base.text, catalog)
+        text, new_catalog, _ = rename(base.text, catalog, None, mapping)
+    return PlanCase(
+        instruction=text,
+        tools=new_catalog.to_json(),
+        expect={},
+        family=f"invariant-{kind}",
+        pair={"request": {"instruction": base.text, "tools": catalog.to_json()},
+              "transform": {"kind": kind, "map": [[k, v] for k, v in mapping.items()]}},
+    )
+
+
+def plan_cases(*, tokenizer: str = "reference") -> st.SearchStrategy[PlanCase]:
+    """Every kind of plan case, weighted so the scored clauses get enough cases of each family."""
+    return st.one_of(
+        supported_cases(),
+        supported_cases(),
+        supported_cases(),
+        unsupported_cases(),
+        unsupported_cases(),
+        adversarial_cases(),
+        invalid_catalog_cases(),
+        invariant_cases(),
+    )
+
+
+def transform_plan(plan: Any, transform: dict[str, Any]) -> Any:
+    """What a PL-INVARIANT transform makes of a plan (raw JSON) answered to the untransformed request."""
+    kind = transform["kind"]
+    mapping = {k: v for k, v in transform.get("map", [])}
+    if kind == "permute" or not isinstance(plan, dict):
+        return plan
+    out = jsonio.loads(jsonio.dumps(plan))
+    calls = out.get("calls") if isinstance(out.get("calls"), list) else []
+    for call in calls:
+        if not isinstance(call, dict):
+            continue
+        args = call.get("args")
+        if kind == "values" and isinstance(args, dict):
+            call["args"] = {k: mapping.get(v, v) if isinstance(v, str) else v for k, v in args.items()}
+        if kind == "rename":
+            if isinstance(call.get("tool"), str):
+                call["tool"] = mapping.get(call["tool"], call["tool"])
+            if isinstance(args, dict):
+                call["args"] = {mapping.get(k, k): v for k, v in args.items()}
+    output = out.get("output")
+    if kind == "rename" and isinstance(output, dict) and isinstance(output.get("fields"), list):
+        output["fields"] = [mapping.get(f, f) if isinstance(f, str) else f for f in output["fields"]]
+    return out
+
+
+def catalog_of(case: PlanCase) -> Catalog | None:
+    try:
+        return Catalog.from_json(case.tools)
+    except (ValueError, KeyError, TypeError):
+        return None

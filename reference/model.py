@@ -1,0 +1,245 @@
+"""The Tiny Codemode CNN: instruction tokens + catalog -> per-token tags and per-instruction classes.
+
+One file, read top to bottom: the features, the network, and loading the shipped weights.
+
+Features make the model see an instruction *relative to its catalog*, and nothing of what it must not
+see. A token is its kind (word, string, number, boolean, punctuation); a word or punctuation that is not a
+catalog name is also its identity (hashed into a fixed table, lower-cased, plus a capital-letter bit). A
+word that *is* a catalog name carries no identity at all, only what the catalog says of it: a tool name
+(and what it returns), an argument of the tool mentioned before / after it or of any tool (and its type,
+whether it is required), a return property. A string token is the bare fact "a string": its content is
+invisible by construction, so quoted text can never change the plan (PL-OPAQUE), and renaming tools or
+arguments consistently, or permuting the catalog, cannot change a feature (PL-INVARIANT). A number is
+"a number", plus whether it is an integer and whether it lies in 0..100 (a row limit).
+
+The network is a stack of residual dilated kernel-3 1-D convolutions over the tokens (no attention, nothing
+pretrained), with two heads: a tag per token (see ``strategies`` for the tag set) and, from masked mean
+and max pooling, the schedule (reject / sequential / parallel) and the output kind (all / last / default).
+Padding stays zero between layers, so a token's outputs do not depend on how much padding its batch has.
+"""
+
+from __future__ import annotations
+
+import zlib
+from functools import lru_cache
+from dataclasses import asdict, dataclass
+from importlib import resources
+from typing import Any
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from reference.catalog import Catalog
+from reference.lexer import Token
+
+TAGS = ("O", "CALL", "ARG<", "ARG>", "VAL<", "VAL>", "FIELD", "LIMIT")
+SCHEDULES = ("reject", "sequential", "parallel")
+OUTPUTS = ("all", "last", "default")
+KINDS = ("word", "string", "number", "boolean", "punct")
+
+# token ids: specials, then hashed identities
+PAD, STRING, NUMBER, BOOLEAN, NAME, UNKNOWN = range(6)
+SPECIALS = 8
+N_FEATURES = 26
+
+
+@dataclass(frozen=True)
+class Config:
+    buckets: int = 4096
+    channels: int = 64
+    dilations: tuple[int, ...] = (1, 2, 4, 8, 16, 1)
+
+
+@lru_cache(maxsize=65536)
+def word_id(text: str, buckets: int) -> int:
+    """The hashed identity of a word or punctuation token (stable across runs and machines)."""
+    return SPECIALS + zlib.crc32(text.lower().encode("utf-8", "surrogatepass")) % buckets
+
+
+def featurize(tokens: tuple[Token, ...], catalog: Catalog, buckets: int) -> tuple[list[int], list[int]]:
+    """Token ids of an instruction against its catalog, and its active binary features as flat
+    ``token_index * N_FEATURES + feature`` positions (the features are sparse: a handful per token)."""
+    tools = {t.name: t for t in catalog.tools}
+    any_args: dict[str, str] = {}
+    required: set[str] = set()
+    props: set[str] = set()
+    for t in catalog.tools:
+        for a, kind in t.arguments:
+            any_args.setdefault(a, kind)
+        required.update(t.required)
+        props.update(t.returns.properties or ())
+    n = len(tokens)
+    # the tool mentioned nearest before / after each position
+    next_tool: list[Any] = [None] * n
+    last = None
+    for i in range(n - 1, -1, -1):
+        next_tool[i] = last
+        tok = tokens[i]
+        if tok.kind == "word" and tok.text in tools:
+            last = tools[tok.text]
+    ids: list[int] = []
+    on: list[int] = []
+    pt = None  # the tool mentioned nearest before
+    for i, tok in enumerate(tokens):
+        base = i * N_FEATURES
+        kind = tok.kind
+        on.append(base + _KIND_INDEX[kind])
+        if pt is not None:
+            on.append(base + 25)
+            if pt.returns.kind == "array":
+                on.append(base + 24)
+        text = tok.text
+        if kind == "string":
+            ids.append(STRING)
+        elif kind == "boolean":
+            ids.append(BOOLEAN)
+        elif kind == "number":
+            ids.append(NUMBER)
+            value = tok.value
+            if isinstance(value, int) or value.is_integer():  # type: ignore[union-attr]
+                on.append(base + 5)
+                if 0 <= value <= 100:  # type: ignore[operator]
+                    on.append(base + 6)
+        elif kind == "word" and (text in tools or text in any_args or text in props):
+            ids.append(NAME)
+            tool = tools.get(text)
+            if tool is not None:
+                on.append(base + 7)
+                on.append(base + 8 + _RETURN_INDEX[tool.returns.kind])
+                if tool.returns.properties:
+                    on.append(base + 11)
+                if tool.arguments:
+                    on.append(base + 12)
+            if text in any_args:
+                on.append(base + 13)
+                nt = next_tool[i]
+                kind_of = None
+                if pt is not None and (kind_of := pt.argument_type(text)):
+                    on.append(base + 14)
+                if nt is not None and (k2 := nt.argument_type(text)):
+                    on.append(base + 15)
+                    kind_of = kind_of or k2
+                on.append(base + 16 + _TYPE_INDEX[kind_of or any_args[text]])
+                if text in required:
+                    on.append(base + 19)
+            if text in props:
+                on.append(base + 20)
+                if pt is not None and text in (pt.returns.properties or ()):
+                    on.append(base + 21)
+                nt = next_tool[i]
+                if nt is not None and text in (nt.returns.properties or ()):
+                    on.append(base + 22)
+            if tool is not None:
+                pt = tool
+        else:
+            ids.append(word_id(text, buckets))
+            if text[:1].isupper():
+                on.append(base + 23)
+    return ids, on
+
+
+_KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
+_RETURN_INDEX = {"text": 0, "object": 1, "array": 2}
+_TYPE_INDEX = {"string": 0, "number": 1, "boolean": 2}
+
+
+def batch(rows: list[tuple[list[int], list[int]]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Pad featurized instructions to the longest of them: ids (B, L), features (B, L, F), mask (B, L)."""
+    b = len(rows)
+    length = max(1, max(len(ids) for ids, _ in rows))
+    flat_ids = [PAD] * (b * length)
+    mask = [0.0] * (b * length)
+    hot: list[int] = []
+    for r, (ids, on) in enumerate(rows):
+        start = r * length
+        flat_ids[start : start + len(ids)] = ids
+        mask[start : start + len(ids)] = [1.0] * len(ids)
+        offset = start * N_FEATURES
+        hot.extend(offset + k for k in on)
+    feats = torch.zeros(b * length * N_FEATURES)
+    if hot:
+        feats[torch.tensor(hot, dtype=torch.long)] = 1.0
+    return (
+        torch.tensor(flat_ids, dtype=torch.long).view(b, length),
+        feats.view(b, length, N_FEATURES),
+        torch.tensor(mask).view(b, length),
+    )
+
+
+class Block(nn.Module):
+    """``x + conv(gelu(x))`` for a dilated kernel-3 convolution along the tokens, in (batch, tokens,
+    channels) layout: one matrix product makes the three taps' contributions, which are then added in,
+    shifted by the dilation. The same function as a dilated ``Conv1d``, without its slow paths (dilated
+    kernels at batch 1, padded copies of wide tensors)."""
+
+    def __init__(self, channels: int, dilation: int) -> None:
+        super().__init__()
+        self.channels = channels
+        self.dilation = dilation
+        self.taps = nn.Linear(channels, 3 * channels)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+        c, d, length = self.channels, self.dilation, x.shape[1]
+        z = self.taps(F.gelu(x))  # (B, L, 3C): what each token sends to t+d, t, t-d
+        y = x + z[:, :, c : 2 * c]
+        if d < length:
+            y[:, d:, :] += z[:, : length - d, :c]
+            y[:, : length - d, :] += z[:, d:, 2 * c :]
+        return y if mask is None else y * mask
+
+
+class TinyCodemode(nn.Module):
+    def __init__(self, config: Config | None = None) -> None:
+        super().__init__()
+        self.config = config or Config()
+        c = self.config.channels
+        self.embed = nn.Embedding(SPECIALS + self.config.buckets, c, padding_idx=PAD)
+        self.features = nn.Linear(N_FEATURES, c)
+        self.blocks = nn.ModuleList(Block(c, d) for d in self.config.dilations)
+        self.norm = nn.LayerNorm(c)
+        self.tag_head = nn.Linear(c, len(TAGS))
+        self.pool = nn.Sequential(nn.Linear(2 * c, c), nn.GELU())
+        self.schedule_head = nn.Linear(c, len(SCHEDULES))
+        self.output_head = nn.Linear(c, len(OUTPUTS))
+
+    def forward(self, ids: torch.Tensor, feats: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """ids (B, L), feats (B, L, N_FEATURES), mask (B, L) -> tag logits (B, L, T), schedule (B, 3), output (B, 3)."""
+        m = mask.unsqueeze(2)  # (B, L, 1)
+        full = bool(mask.all())  # no padding: skip re-zeroing it
+        x = self.embed(ids) + self.features(feats)  # (B, L, C)
+        if not full:
+            x = x * m
+        for block in self.blocks:
+            x = block(x, None if full else m)
+        x = self.norm(x)
+        tags = self.tag_head(x)
+        count = m.sum(dim=1).clamp(min=1.0)
+        mean = x.sum(dim=1) / count
+        peak = (x if full else x.masked_fill(m == 0, -1e4)).amax(dim=1)
+        pooled = self.pool(torch.cat([mean, peak], dim=1))
+        return tags, self.schedule_head(pooled), self.output_head(pooled)
+
+
+WEIGHTS = "tiny_codemode.pt"
+
+
+def save(model: TinyCodemode, path: str) -> None:
+    state = {k: v.to(torch.float16) if v.is_floating_point() else v for k, v in model.state_dict().items()}
+    config = asdict(model.config)
+    torch.save({"config": config, "state": state}, path)
+
+
+def load(path: str | None = None) -> TinyCodemode:
+    """The model with the shipped weights (``reference/weights/tiny_codemode.pt``), or those at ``path``."""
+    if path is None:
+        ref = resources.files("reference").joinpath("weights", WEIGHTS)
+        with resources.as_file(ref) as p:
+            blob = torch.load(p, map_location="cpu", weights_only=True)
+    else:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+    config = Config(**{k: tuple(v) if isinstance(v, list) else v for k, v in blob["config"].items()})
+    model = TinyCodemode(config)
+    model.load_state_dict({k: v.to(torch.float32) if v.is_floating_point() else v for k, v in blob["state"].items()})
+    model.eval()
+    return model

@@ -1,0 +1,225 @@
+"""The reference planner: instruction + catalog -> lexer -> model -> decode -> validation -> plan or diagnostic.
+
+Every stage can refuse, and a refusal is a diagnostic that says which stage refused and why: an invalid
+catalog (``IN-*``), an instruction the frontend rejects (``IN-LENGTH``, ``IN-STRING``, ``IN-NUMBER``), a
+request the model reads as unsupported, tags that do not decode into calls, or a decoded plan that
+``reference.plan`` finds invalid for the catalog (a required argument the instruction does not give, a
+tool not in the catalog). Nothing is truncated and nothing raises: :meth:`Planner.respond_many` returns one
+response per request, in order.
+
+Requests are planned in batches for throughput: they are sorted by length and padded only to the longest
+of each chunk. The model's answer for one request does not depend on what it is batched with.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from reference import model as M
+from reference.catalog import Catalog
+from reference.compiler import compile_plan
+from reference.lexer import Token, lex
+from reference.plan import Plan, validate_plan
+from reference.violations import InvalidRecord, Violation
+
+CHUNK = 256
+
+
+def _diagnostic(violations: Sequence[Violation]) -> dict[str, Any]:
+    return {"diagnostic": "; ".join(f"{v.clause}: {v.message}" for v in violations)}
+
+
+class Planner:
+    """The reference planner around a :class:`reference.model.TinyCodemode` (the shipped weights by default)."""
+
+    def __init__(self, network: M.TinyCodemode | None = None, *, js: bool = False) -> None:
+        self.network = network if network is not None else M.load()
+        self.network.eval()
+        # TorchScript, frozen: the same function (identical outputs), about half the per-op overhead
+        try:
+            self.forward: Any = torch.jit.freeze(torch.jit.script(self.network))
+        except Exception:  # pragma: no cover - a torch without TorchScript: run eagerly
+            self.forward = self.network
+        self.js = js
+        self._lock = threading.Lock()
+
+    # -- the public entry points --
+
+    def respond(self, instruction: str, tools: Any) -> dict[str, Any]:
+        return self.respond_many([(instruction, tools)])[0]
+
+    def respond_many(self, requests: Sequence[tuple[str, Any]]) -> list[dict[str, Any]]:
+        """One response per ``(instruction, raw tools)`` pair, in order: ``{"plan": ...}`` (with ``"js"``
+        when the planner was made with ``js=True``) or ``{"diagnostic": ...}``."""
+        out: list[dict[str, Any] | None] = [None] * len(requests)
+        pending: list[tuple[int, tuple[Token, ...], Catalog]] = []
+        for k, (instruction, tools) in enumerate(requests):
+            try:
+                catalog = Catalog.from_json(tools)
+            except InvalidRecord as err:
+                out[k] = _diagnostic(err.violations)
+                continue
+            lexed = lex(instruction)
+            if not lexed.ok:
+                out[k] = _diagnostic(lexed.violations)
+                continue
+            pending.append((k, lexed.tokens, catalog))
+        pending.sort(key=lambda item: len(item[1]))
+        for chunk in _chunks(pending):
+            for (k, tokens, catalog), answer in zip(chunk, self._plan_chunk(chunk)):
+                out[k] = answer
+        return [o if o is not None else {"diagnostic": "internal: no answer"} for o in out]
+
+    # -- stages --
+
+    def _plan_chunk(self, chunk: list[tuple[int, tuple[Token, ...], Catalog]]) -> list[dict[str, Any]]:
+        buckets = self.network.config.buckets
+        rows = [M.featurize(tokens, catalog, buckets) for _, tokens, catalog in chunk]
+        ids, feats, mask = M.batch(rows)
+        with self._lock, torch.inference_mode():
+            tag_logits, schedule_logits, output_logits = self.forward(ids, feats, mask)
+        tags = tag_logits.argmax(dim=2).tolist()
+        schedules = schedule_logits.argmax(dim=1).tolist()
+        outputs = output_logits.argmax(dim=1).tolist()
+        answers = []
+        for r, (_, tokens, catalog) in enumerate(chunk):
+            answers.append(
+                self._answer(
+                    tokens,
+                    catalog,
+                    [M.TAGS[t] for t in tags[r][: len(tokens)]],
+                    M.SCHEDULES[schedules[r]],
+                    M.OUTPUTS[outputs[r]],
+                )
+            )
+        return answers
+
+    def _answer(self, tokens: tuple[Token, ...], catalog: Catalog, tags: list[str], schedule: str, output: str) -> dict[str, Any]:
+        raw = decode(tokens, tags, schedule, output, catalog)
+        if isinstance(raw, str):
+            return {"diagnostic": raw}
+        problems = validate_plan(raw, catalog)
+        if problems:
+            return {"diagnostic": "the decoded plan is not valid for this catalog: " + _diagnostic(problems)["diagnostic"]}
+        if not self.js:
+            return {"plan": raw}
+        try:
+            js = compile_plan(Plan.from_json(raw, catalog), catalog)
+        except InvalidRecord as exc:  # validate_plan passed, so this is not expected
+            return {"diagnostic": f"the plan does not compile: {exc}"}
+        return {"plan": raw, "js": js}
+
+
+def _chunks(pending: list[Any]) -> list[list[Any]]:
+    """Length-sorted requests cut into batches of at most CHUNK whose lengths are close, so padding
+    (which every token of the batch pays for) stays small."""
+    out: list[list[Any]] = []
+    for item in pending:
+        if out and len(out[-1]) < CHUNK and len(item[1]) <= len(out[-1][0][1]) * 5 // 4 + 4:
+            out[-1].append(item)
+        else:
+            out.append([item])
+    return out
+
+
+def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: str, catalog: Catalog) -> dict[str, Any] | str:
+    """A candidate plan (raw JSON) from the model's tags and classes, or a diagnostic string.
+
+    Calls are the ``CALL`` tokens in order. An argument name joins the call before (``ARG<``) or after
+    (``ARG>``) it; a value fills the nearest argument name before (``VAL<``) or after (``VAL>``) it.
+    Fields are the ``FIELD`` tokens in order; the limit is the ``LIMIT`` number. One call is ``single``;
+    2-3 calls take the schedule; an unnamed output kind is ``last`` for one call and ``all`` for more.
+    """
+    if schedule == "reject":
+        return (
+            "this request is not one the contract supports (dependencies between calls, conditions, retries,"
+            " loops, code, filtering/sorting/aggregation, mixed schedules, more than 3 calls, unknown tools or"
+            " nested arguments): it is refused rather than planned"
+        )
+    calls: list[dict[str, Any]] = []
+    call_at: list[int] = []
+    for i, tag in enumerate(tags):
+        if tag == "CALL":
+            if tokens[i].kind != "word":
+                return f"{tokens[i].text!r} cannot name a tool"
+            call_at.append(i)
+            calls.append({"tool": tokens[i].text, "args": {}})
+    if not calls:
+        return "the instruction names no catalog tool to call"
+    if len(calls) > 3:
+        return f"the instruction asks for {len(calls)} calls; at most 3 are supported"
+    names = {t.name for t in catalog.tools}
+    for call in calls:
+        if call["tool"] not in names:
+            return f"{call['tool']!r} is not a tool of this catalog"
+    # argument names: which call each belongs to. The tag says before (ARG<) or after (ARG>); when that
+    # call's tool does not declare the argument, or already has it, the call on the other side is taken
+    # if it can take it (arguments between two calls are the ones a reader may attach either way).
+    tools = {t.name: t for t in catalog.tools}
+    owner: dict[int, int] = {}
+    taken: set[tuple[int, str]] = set()
+    for i, tag in enumerate(tags):
+        if tag not in ("ARG<", "ARG>"):
+            continue
+        name = tokens[i].text
+        if tokens[i].kind != "word":
+            return f"{name!r} cannot name an argument"
+        before = [c for c, at in enumerate(call_at) if at < i]
+        after = [c for c, at in enumerate(call_at) if at > i]
+        sides = [before[-1] if before else None, after[0] if after else None]
+        if tag == "ARG>":
+            sides.reverse()
+        fits = [c for c in sides if c is not None and tools[calls[c]["tool"]].argument_type(name) and (c, name) not in taken]
+        choice = fits[0] if fits else sides[0]
+        if choice is None:
+            return f"argument {name!r} belongs to no call"
+        owner[i] = choice
+        taken.add((choice, name))
+    filled: dict[int, Any] = {}
+    for i, tag in enumerate(tags):
+        if tag in ("VAL<", "VAL>"):
+            tok = tokens[i]
+            if tok.kind not in ("string", "number", "boolean"):
+                return f"{tok.text!r} is not a value (values are quoted strings, numbers, true or false)"
+            span = range(i - 1, -1, -1) if tag == "VAL<" else range(i + 1, len(tags))
+            target = next((j for j in span if j in owner), None)
+            if target is None:
+                return f"the value {tok.text} belongs to no argument"
+            if target in filled:
+                return f"argument {tokens[target].text!r} is given two values"
+            filled[target] = _plain(tok.value)
+    for i, c in owner.items():
+        if i not in filled:
+            return f"argument {tokens[i].text!r} is given no value"
+        args = calls[c]["args"]
+        if tokens[i].text in args:
+            return f"argument {tokens[i].text!r} is given twice in call {c + 1}"
+        args[tokens[i].text] = filled[i]
+    n = len(calls)
+    mode = "single" if n == 1 else schedule
+    kind = output if output != "default" else ("last" if n == 1 else "all")
+    out: dict[str, Any] = {"kind": kind}
+    fields = [tokens[i].text for i, tag in enumerate(tags) if tag == "FIELD"]
+    limits = [tokens[i] for i, tag in enumerate(tags) if tag == "LIMIT"]
+    if fields:
+        if len(set(fields)) != len(fields):
+            return "a field is named twice"
+        out["fields"] = fields
+    if limits:
+        if len(limits) > 1:
+            return "more than one row limit"
+        value = limits[0].value
+        if limits[0].kind != "number" or not float(value).is_integer():  # type: ignore[arg-type]
+            return f"the row limit {limits[0].text} is not an integer"
+        out["limit"] = int(value)  # type: ignore[arg-type]
+    return {"mode": mode, "calls": calls, "output": out}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    return value

@@ -1,0 +1,271 @@
+"""``codemode train``: rebuild the shipped weights of the Tiny Codemode CNN from ``strategies``.
+
+Training data are instructions rendered by ``strategies.instructions`` with the random driver, from seeds
+``TRAIN_SEED_BASE`` upwards; held-out evaluation uses seeds below it, so the two never share a rendering
+seed. Everything is seeded (data, initialisation, batch order, dropout) and runs on CPU threads only.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import random
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.nn import functional as F
+
+from reference import model as M
+from reference.lexer import lex
+
+TRAIN_SEED_BASE = 1_000_000
+EVAL_SEED_BASE = 0
+IGNORE = -100
+
+#: (kind, family, weight) of the training mixture; family None draws among all of that kind.
+MIXTURE = (
+    ("supported", "single", 14),
+    ("supported", "sequential", 16),
+    ("supported", "parallel", 16),
+    ("supported", "shaping", 14),
+    ("unsupported", None, 30),
+    ("adversarial", "injection", 4),
+    ("adversarial", "at-limit", 6),
+)
+
+
+@dataclass
+class Example:
+    ids: list[int]
+    on: list[int]
+    tags: list[int]
+    schedule: int
+    output: int
+    family: str
+
+
+def _example(seed: int, buckets: int) -> Example | None:
+    from strategies._internal.instructions import sample
+
+    rng = random.Random(seed)
+    kind, family, _ = rng.choices(MIXTURE, weights=[w for *_, w in MIXTURE])[0]
+    inst = sample(rng, kind, family)
+    if inst is None:
+        return None
+    tokens = lex(inst.text, max_tokens=10**6).tokens
+    ids, on = M.featurize(tokens, inst.catalog, buckets)
+    tags = [M.TAGS.index(t) for t in inst.tags] if inst.tags is not None else [IGNORE] * len(tokens)
+    schedule = M.SCHEDULES.index(inst.schedule)
+    output = M.OUTPUTS.index(inst.output) if inst.plan is not None or inst.schedule != "reject" else IGNORE
+    return Example(ids=ids, on=on, tags=tags, schedule=schedule, output=output, family=inst.family)
+
+
+def _examples(args: tuple[int, int, int]) -> list[Example]:
+    start, stop, buckets = args
+    return [e for seed in range(start, stop) if (e := _example(seed, buckets)) is not None]
+
+
+def generate(n: int, *, base: int, buckets: int, workers: int = 2) -> list[Example]:
+    """``n`` seeds' worth of training examples, made by ``workers`` processes (order is deterministic)."""
+    step = 2000
+    parts = [(s, min(s + step, base + n), buckets) for s in range(base, base + n, step)]
+    if workers <= 1:
+        chunks = [_examples(p) for p in parts]
+    else:
+        with multiprocessing.get_context("spawn").Pool(workers) as pool:
+            chunks = pool.map(_examples, parts)
+    return [e for chunk in chunks for e in chunk]
+
+
+def _batches(examples: list[Example], size: int, rng: random.Random) -> list[list[Example]]:
+    order = sorted(examples, key=lambda e: (len(e.ids), rng.random()))
+    batches = [order[i : i + size] for i in range(0, len(order), size)]
+    rng.shuffle(batches)
+    return batches
+
+
+def _tensors(batch: list[Example], rng: random.Random, dropout: float) -> tuple[torch.Tensor, ...]:
+    rows = []
+    for e in batch:
+        ids = list(e.ids)
+        if dropout:
+            for k, t in enumerate(ids):
+                if t >= M.SPECIALS and rng.random() < dropout:
+                    ids[k] = M.UNKNOWN if rng.random() < 0.6 else M.SPECIALS + rng.randrange(1 << 12)
+        rows.append((ids, e.on))
+    ids, feats, mask = M.batch(rows)
+    length = ids.shape[1]
+    tags = torch.full((len(batch), length), IGNORE, dtype=torch.long)
+    for r, e in enumerate(batch):
+        tags[r, : len(e.tags)] = torch.tensor(e.tags, dtype=torch.long)
+    schedule = torch.tensor([e.schedule for e in batch])
+    output = torch.tensor([e.output for e in batch])
+    return ids, feats, mask, tags, schedule, output
+
+
+def train(
+    *,
+    examples: int = 120_000,
+    epochs: int = 8,
+    batch_size: int = 128,
+    lr: float = 2e-3,
+    seed: int = 0,
+    out: str | None = None,
+    log: Any = sys.stderr,
+    workers: int = 2,
+) -> M.TinyCodemode:
+    """Train from scratch and return the model (saved to ``out`` when given)."""
+    torch.manual_seed(seed)
+    rng = random.Random(seed)
+    config = M.Config()
+    t0 = time.time()
+    data = generate(examples, base=TRAIN_SEED_BASE, buckets=config.buckets, workers=workers)
+    print(f"generated {len(data)} examples in {time.time() - t0:.0f}s: {dict(Counter(e.family for e in data))}", file=log)
+    model = M.TinyCodemode(config)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+    total = epochs * math.ceil(len(data) / batch_size)
+    step = 0
+    for epoch in range(epochs):
+        model.train()
+        seen = loss_sum = 0.0
+        for batch in _batches(data, batch_size, rng):
+            ids, feats, mask, tags, schedule, output = _tensors(batch, rng, dropout=0.1)
+            warm = min(1.0, (step + 1) / 300)
+            for group in opt.param_groups:
+                group["lr"] = lr * warm * 0.5 * (1 + math.cos(math.pi * step / total))
+            tag_logits, schedule_logits, output_logits = model(ids, feats, mask)
+            loss = (
+                F.cross_entropy(tag_logits.reshape(-1, len(M.TAGS)), tags.reshape(-1), ignore_index=IGNORE)
+                + F.cross_entropy(schedule_logits, schedule)
+                + (F.cross_entropy(output_logits, output, ignore_index=IGNORE) if (output != IGNORE).any() else 0.0)
+            )
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            step += 1
+            seen += len(batch)
+            loss_sum += float(loss) * len(batch)
+        print(f"epoch {epoch + 1}/{epochs}: loss {loss_sum / seen:.4f} ({time.time() - t0:.0f}s)", file=log)
+    model.eval()
+    if out:
+        M.save(model, out)
+        print(f"wrote {out}", file=log)
+    return model
+
+
+def evaluate(planner: Any, instructions: Iterable[Any]) -> dict[str, Any]:
+    """Exact-match rate per supported family, recall per unsupported family, false-diagnosis rate."""
+    items = list(instructions)
+    answers = planner.respond_many([(i.text, i.catalog.to_json()) for i in items])
+    from reference.plan import Plan
+    from reference.catalog import Catalog
+
+    hit: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    misses: list[tuple[str, Any, Any]] = []
+    false_diag = supported = 0
+    for inst, answer in zip(items, answers):
+        total[inst.family] += 1
+        if inst.plan is None:
+            if "diagnostic" in answer:
+                hit[inst.family] += 1
+            else:
+                misses.append((inst.text, "diagnostic", answer))
+            continue
+        supported += 1
+        if "diagnostic" in answer:
+            false_diag += 1
+            misses.append((inst.text, inst.plan.to_json(), answer))
+            continue
+        got = Plan.from_json(answer["plan"], Catalog.from_json(inst.catalog.to_json()))
+        if _same(got, inst.plan):
+            hit[inst.family] += 1
+        else:
+            misses.append((inst.text, inst.plan.to_json(), answer))
+    rates = {f: hit[f] / total[f] for f in sorted(total)}
+    return {
+        "rates": rates,
+        "counts": dict(total),
+        "false_diagnosis": false_diag / supported if supported else 0.0,
+        "misses": misses,
+    }
+
+
+def _same(a: Any, b: Any) -> bool:
+    from reference.jsonio import dumps
+    import json
+
+    def norm(plan: Any) -> Any:
+        return json.loads(dumps(plan.to_json()), parse_float=float)
+
+    return _equal(norm(a), norm(b))
+
+
+def _equal(x: Any, y: Any) -> bool:
+    if isinstance(x, bool) or isinstance(y, bool):
+        return type(x) is type(y) and x == y
+    if isinstance(x, (int, float)) and isinstance(y, (int, float)):
+        return x == y
+    if isinstance(x, dict) and isinstance(y, dict):
+        return x.keys() == y.keys() and all(_equal(x[k], y[k]) for k in x)
+    if isinstance(x, list) and isinstance(y, list):
+        return len(x) == len(y) and all(_equal(a, b) for a, b in zip(x, y))
+    return type(x) is type(y) and x == y
+
+
+def held_out(n: int, *, base: int = EVAL_SEED_BASE) -> list[Any]:
+    """``n`` seeds of evaluation instructions (seeds below the training base), every family."""
+    from strategies._internal.instructions import SUPPORTED, UNSUPPORTED, sample
+
+    out = []
+    families = [("supported", f) for f in SUPPORTED] + [("unsupported", f) for f in UNSUPPORTED] + [
+        ("adversarial", "injection"), ("adversarial", "at-limit")
+    ]
+    for seed in range(base, base + n):
+        rng = random.Random(seed)
+        kind, family = families[seed % len(families)]
+        inst = sample(rng, kind, family)
+        if inst is not None:
+            out.append(inst)
+    return out
+
+
+def evaluate_corpus(planner: Any, path: str) -> dict[str, Any]:
+    """Rates on a JSONL corpus of ``{"family", "instruction", "tools", "expect"}`` lines (such as the
+    hand-written ``corpora/heldout/planner.jsonl``): exact matches per supported family, diagnosed per
+    unsupported family."""
+    import json
+
+    from reference import jsonio
+
+    rows = [jsonio.loads(line) for line in open(path, encoding="utf-8") if line.strip()]
+    answers = planner.respond_many([(r["instruction"], r["tools"]) for r in rows])
+    hit: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    misses = []
+    false_diag = supported = 0
+    for row, answer in zip(rows, answers):
+        family = row["family"]
+        total[family] += 1
+        expect = row["expect"]
+        if "plan" in expect:
+            supported += 1
+            false_diag += "diagnostic" in answer
+            ok = "plan" in answer and _equal(json.loads(jsonio.dumps(answer["plan"])), json.loads(jsonio.dumps(expect["plan"])))
+        else:
+            ok = "diagnostic" in answer
+        hit[family] += ok
+        if not ok:
+            misses.append((row.get("id"), row["instruction"], answer))
+    return {
+        "rates": {f: hit[f] / total[f] for f in sorted(total)},
+        "counts": dict(total),
+        "false_diagnosis": false_diag / supported if supported else 0.0,
+        "misses": misses,
+    }

@@ -1,0 +1,128 @@
+"""The planner checks bite: every faulty planner is flagged under its clause, and the reference is not.
+
+A fixed set of plan cases is drawn once (seeded) with enough of every kind, and each faulty planner is
+judged on all of them in process, like ``certify`` does; PL-DETERMINISM re-sends a sample. The stream
+faults run as subprocesses through the stream probe. One faulty planner goes through the whole CLI.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import strategies as st
+
+from conformance.adapters import PythonAdapter
+from conformance.certify import PROFILES, Run, determinism
+from conformance.clauses import PLANNER_CLAUSES
+from conformance.plan_cases import (
+    PlanCase,
+    adversarial_cases,
+    invalid_catalog_cases,
+    invariant_cases,
+    supported_cases,
+    unsupported_cases,
+)
+from conformance.plan_engine import PlannerJudge
+from conformance.stream import probe, stream_cases
+from strategies import invalid_catalogs
+from tests.conftest import ROOT
+from tests.faulty.planners import CLAUSE_OF, FAULTY, STREAM_FAULTS
+
+CATALOG_CLAUSES = ("IN-COUNT", "IN-KEYS", "IN-NAME", "IN-UNIQUE", "IN-ARGS", "IN-REQUIRED", "IN-RETURNS")
+
+
+def _draw(strategy: st.SearchStrategy[PlanCase], n: int, key: int) -> list[PlanCase]:
+    out: list[PlanCase] = []
+
+    @settings(max_examples=n, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @seed(key)
+    @given(strategy)
+    def collect(case: PlanCase) -> None:
+        out.append(case)
+
+    collect()
+    return out
+
+
+@pytest.fixture(scope="module")
+def cases() -> list[PlanCase]:
+    out = _draw(supported_cases(), 220, 1) + _draw(unsupported_cases(), 120, 2)
+    out += _draw(adversarial_cases(), 80, 3) + _draw(invariant_cases(), 90, 4)
+    for k, clause in enumerate(CATALOG_CLAUSES):
+        raw = _draw(invalid_catalogs(clause=clause), 4, 10 + k)
+        out += [PlanCase(instruction="call list_users", tools=r, expect={"diagnostic": c}, family=c) for r, c in raw]
+    return out
+
+
+def _run(function: object, cases: list[PlanCase]) -> Run:
+    adapter = PythonAdapter.of(function, "faulty")  # type: ignore[arg-type]
+    judge = PlannerJudge(adapter, None, role="planner")
+    run = Run(role="planner", profile=PROFILES["quick"], seed=0, clauses=PLANNER_CLAUSES)
+    answered = []
+    for k in range(0, len(cases), 100):
+        for result in judge.evaluate(cases[k : k + 100]):
+            run.record(result)
+            if result.answer is not None:
+                answered.append(result)
+    for result in determinism(adapter, None, [(r.case.request(), r.answer) for r in answered], role="planner",
+                              seed_value=0, case_of=lambda i: answered[i].case):
+        run.record(result)
+    return run
+
+
+def test_the_case_set_exercises_every_planner_clause(cases: list[PlanCase]) -> None:
+    from reference.cli import plan_line
+
+    run = _run(plan_line, cases)
+    for cid in PLANNER_CLAUSES:
+        if cid.startswith("CLI-"):
+            continue
+        assert run.tallies[cid].cases > 0, cid
+
+
+def test_the_reference_planner_passes_every_planner_clause(cases: list[PlanCase]) -> None:
+    from reference.cli import plan_line
+
+    run = _run(plan_line, cases)
+    for cid in PLANNER_CLAUSES:
+        if cid.startswith("CLI-"):
+            continue
+        tally = run.tallies[cid]
+        assert run.status(cid) == "passed", (cid, tally.first_failure, run.metrics(cid) if cid.startswith("PL-AC") else None)
+
+
+@pytest.mark.parametrize("name", sorted(FAULTY))
+def test_each_faulty_planner_is_caught_under_its_clause(name: str, cases: list[PlanCase]) -> None:
+    run = _run(FAULTY[name], cases)
+    clause = CLAUSE_OF[name]
+    assert run.status(clause) == "failed", (name, clause, {c: run.status(c) for c in PLANNER_CLAUSES})
+
+
+def test_a_planner_that_refuses_everything_scores_badly(cases: list[PlanCase]) -> None:
+    run = _run(FAULTY["refuses-everything"], cases)
+    metrics = run.metrics("PL-REJECT")
+    assert metrics["recall"][0] == 1.0  # it does refuse every unsupported request...
+    assert metrics["false-diagnosis"][0] == 1.0 and not metrics["false-diagnosis"][2]  # ...and every supported one
+    assert run.status("PL-ACCURACY") == "failed"
+
+
+@pytest.mark.parametrize("name", STREAM_FAULTS)
+def test_stream_faults_are_caught(name: str) -> None:
+    command = f"{sys.executable} -m tests.faulty.planners {name}"
+    results = [probe(command, case, timeout=15.0) for case in stream_cases("planner", seed=0, count=0)]
+    if name == "crashes-on-bad-records":
+        assert any(r.errored is not None for r in results)
+        assert not any(r.violations for r in results)  # a crash is errored, never a pass or a failure
+        return
+    assert any(v.clause == CLAUSE_OF[name] for r in results for v in r.violations), results
+
+
+def test_the_reference_plan_command_passes_the_stream_probes() -> None:
+    command = f"{ROOT / '.venv/bin/codemode'} plan"
+    for case in stream_cases("planner", seed=1, count=2):
+        result = probe(command, case, timeout=20.0)
+        assert result.errored is None and not result.violations, result

@@ -1,0 +1,61 @@
+"""The planner checks on hand-made answers: equality, response forms, the own-tokenizer rule, pairs."""
+
+from __future__ import annotations
+
+from conformance.checks.planner import invariant_check, judge_answer, json_equal, response_form
+from conformance.plan_cases import PlanCase, transform_plan
+from reference import jsonio
+
+TOOLS = [{"name": "list_users", "arguments": {"team": "string"}, "required": [], "returns": {"kind": "array", "properties": ["id"]}}]
+PLAN = {"mode": "single", "calls": [{"tool": "list_users", "args": {"team": "blue"}}], "output": {"kind": "last"}}
+
+
+def test_plans_are_equal_as_json_values() -> None:
+    assert json_equal({"a": [1, 2.0, -0.0]}, {"a": [1.0, 2, 0]})
+    assert not json_equal({"a": True}, {"a": 1})
+    assert not json_equal([1, 2], [2, 1])
+    assert not json_equal(jsonio.loads("0.30000000000000001"), 0.3)  # judged as written
+    assert not json_equal("\ud800", "\ufffd")
+
+
+def test_response_forms() -> None:
+    assert response_form({"plan": PLAN}, role="planner") == []
+    assert response_form({"diagnostic": "no"}, role="pipeline") == []
+    assert [v.clause for v in response_form({"diagnostic": ""}, role="planner")] == ["PL-RESPONSE"]
+    assert [v.clause for v in response_form({"plan": PLAN}, role="pipeline")] == ["PL-RESPONSE"]  # js missing
+    assert [v.clause for v in response_form({"plan": PLAN, "diagnostic": "x"}, role="planner")] == ["PL-RESPONSE"]
+
+
+def _long(n: int) -> PlanCase:
+    text = 'call list_users with team "blue"' + " ." * (n - 5)
+    return PlanCase(instruction=text, tools=TOOLS, expect={"diagnostic": "IN-LENGTH"}, family="over-length")
+
+
+def test_an_own_tokenizer_is_held_only_past_256_tokens() -> None:
+    answer = {"plan": PLAN}
+    found, _, exercised = judge_answer(_long(200), answer, role="planner", tokenizer="own")
+    assert "IN-LENGTH" not in exercised and not found
+    found, _, _ = judge_answer(_long(300), answer, role="planner", tokenizer="own")
+    assert [v.clause for v in found] == ["IN-LENGTH"]
+    found, _, _ = judge_answer(_long(129), answer, role="planner", tokenizer="reference")
+    assert [v.clause for v in found] == ["IN-LENGTH"]
+
+
+def test_quoted_values_must_be_string_tokens() -> None:
+    case = PlanCase(instruction='call list_users with team "blue"', tools=TOOLS, expect={"plan": PLAN}, family="single")
+    trimmed = {"plan": {**PLAN, "calls": [{"tool": "list_users", "args": {"team": "Blue"}}]}}
+    found, scores, _ = judge_answer(case, trimmed, role="planner", tokenizer="reference")
+    assert [v.clause for v in found] == ["PL-OPAQUE"]
+    assert [(s.metric, s.ok) for s in scores] == [("accuracy", False), ("false-diagnosis", False)]
+
+
+def test_a_pair_is_judged_through_its_transform() -> None:
+    transform = {"kind": "rename", "map": [["list_users", "zq1"], ["team", "zq2"]]}
+    renamed = transform_plan(PLAN, transform)
+    assert renamed["calls"] == [{"tool": "zq1", "args": {"zq2": "blue"}}]
+    case = PlanCase(instruction='call zq1 with zq2 "blue"', tools=[], expect={}, family="invariant-rename",
+                    pair={"request": {"instruction": "", "tools": TOOLS}, "transform": transform})
+    assert invariant_check(case, {"plan": renamed}, {"plan": PLAN}) == []
+    assert [v.clause for v in invariant_check(case, {"diagnostic": "no"}, {"plan": PLAN})] == ["PL-INVARIANT"]
+    values = {"kind": "values", "map": [["blue", "x\ud800"]]}
+    assert transform_plan(PLAN, values)["calls"][0]["args"] == {"team": "x\ud800"}
