@@ -287,6 +287,7 @@ def certify_planner(
             run.skipped[cid] = "an in-process implementation has no stream"
     pending: list[Any] = []
     answered: list[Any] = []
+    seen: set[str] = set()  # Hypothesis repeats simple examples: each distinct case counts once
 
     def flush() -> None:
         for result in judge.evaluate(pending):
@@ -301,7 +302,10 @@ def certify_planner(
     @seed(seed_value)
     @given(_plan_batches(profile))
     def explore(batch: list[Any]) -> None:
-        pending.extend(batch)
+        for case in batch:
+            if case.id not in seen:
+                seen.add(case.id)
+                pending.append(case)
         if len(pending) >= profile.chunk:
             flush()
 

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -43,6 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     cert.add_argument("--role", choices=("compiler", "planner", "pipeline"), default="pipeline")
     cert.add_argument("--profile", choices=("quick", "standard", "deep"), default="standard")
     cert.add_argument("--seed", type=int, default=0, help="the run's seed; the same seed reproduces the run")
+    cert.add_argument("--examples", type=int, default=None,
+                      help="override the profile's number of Hypothesis examples (each a short list of cases)")
     cert.add_argument("--report", type=Path, help="write the JSON report here")
     cert.add_argument("--junit", type=Path, help="write JUnit XML here (one testcase per clause)")
     cert.add_argument("--case", help="replay one case (its JSON, as a failure report prints it)")
@@ -166,8 +169,11 @@ def _certify(args: argparse.Namespace) -> int:
                 if sys.stderr.isatty():
                     print(f"\r  {getattr(run, 'cases')} cases judged", end="", file=sys.stderr, flush=True)
 
+            profile = PROFILES[args.profile]
+            if args.examples is not None:
+                profile = dataclasses.replace(profile, examples=max(1, args.examples))
             run = certify_role(
-                args.role, adapter, host, profile=PROFILES[args.profile], seed_value=args.seed,
+                args.role, adapter, host, profile=profile, seed_value=args.seed,
                 command=args.cmd, fresh=fresh if args.cmd else None, timeout=args.timeout, tokenizer=args.tokenizer,
                 thresholds=thresholds, invariant_gating=args.invariant == "hard", progress=progress,
             )

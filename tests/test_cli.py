@@ -51,8 +51,8 @@ def test_reference_certifies_clean_as_a_subprocess(tmp_path: Path) -> None:
 
 
 def test_reference_pipeline_certifies_clean_in_process(tmp_path: Path) -> None:
-    proc = certify("--python", "reference.cli:pipeline_line", "--invariant", "hard", "--report", str(tmp_path / "r.json"),
-                   role="pipeline")
+    proc = certify("--python", "reference.cli:pipeline_line", "--invariant", "hard", "--examples", "150",
+                   "--report", str(tmp_path / "r.json"), role="pipeline")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     status = {c["clause"]: c["status"] for c in report["clauses"]}
@@ -66,7 +66,7 @@ def test_reference_pipeline_certifies_clean_in_process(tmp_path: Path) -> None:
 
 def test_faulty_planner_fails_with_a_replayable_counterexample(tmp_path: Path) -> None:
     target = "tests.faulty.planners:truncates_long_inputs"
-    proc = certify("--python", target, "--report", str(tmp_path / "r.json"), role="planner")
+    proc = certify("--python", target, "--examples", "150", "--report", str(tmp_path / "r.json"), role="planner")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     clauses = {c["clause"]: c for c in json.loads((tmp_path / "r.json").read_text())["clauses"]}
     assert clauses["IN-LENGTH"]["status"] == "failed"

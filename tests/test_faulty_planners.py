@@ -113,7 +113,7 @@ def test_a_planner_that_refuses_everything_scores_badly(cases: list[PlanCase]) -
 @pytest.mark.parametrize("name", STREAM_FAULTS)
 def test_stream_faults_are_caught(name: str) -> None:
     command = f"{sys.executable} -m tests.faulty.planners {name}"
-    results = [probe(command, case, timeout=15.0) for case in stream_cases("planner", seed=0, count=0)]
+    results = [probe(command, case, timeout=8.0) for case in stream_cases("planner", seed=0, count=0)]
     if name == "crashes-on-bad-records":
         assert any(r.errored is not None for r in results)
         assert not any(r.violations for r in results)  # a crash is errored, never a pass or a failure

@@ -66,13 +66,19 @@ class Chooser(Protocol):
 class RandomChooser:
     """Fast choices from a seeded ``random.Random`` (training data, benchmarks)."""
 
-    def __init__(self, seed: int | random.Random) -> None:
+    def __init__(self, seed: int | random.Random, *, plain: int = 0, augment: bool = False) -> None:
         self.rng = seed if isinstance(seed, random.Random) else random.Random(seed)
+        self.plain = plain  # percent of choices that take the first option / the lower bound
+        self.augment = augment  # scatter neutral words into renderings (training data)
 
     def choice(self, options: Sequence[T]) -> T:
+        if self.plain and self.rng.randrange(100) < self.plain:
+            return options[0]
         return options[self.rng.randrange(len(options))]
 
     def integer(self, lo: int, hi: int) -> int:
+        if self.plain and self.rng.randrange(100) < self.plain:
+            return lo
         return self.rng.randint(lo, hi)
 
     def chance(self, percent: int) -> bool:
@@ -610,8 +616,8 @@ def render(ch: Chooser, catalog: Catalog, plan: Plan, *, explicit_output: int = 
     if say_output and not output_first:
         _render_output(p, ch, plan.output.kind, n)
     p.phrase(ch.choice(_CLOSE))
-    if ch.chance(40):
-        p.sprinkle(ch, 12)
+    if getattr(ch, "augment", False) and ch.chance(40):
+        p.sprinkle(ch, 12)  # training-time augmentation, not a phrasing: certification never does this
     text, tags = p.build()
     out_label = plan.output.kind if say_output else "default"
     return Instruction(
@@ -1001,9 +1007,13 @@ def adversarial_instructions(draw: st.DrawFn, catalog: Catalog | None = None, *,
     return inst
 
 
-def sample(rng: random.Random, kind: str, family: str | None = None, *, adversarial_names: bool = True) -> Instruction | None:
+def sample(
+    rng: random.Random, kind: str, family: str | None = None, *, adversarial_names: bool = True, augment: bool = True
+) -> Instruction | None:
     """One instruction drawn with ``rng`` (no Hypothesis): ``kind`` is supported, unsupported or adversarial."""
-    ch = RandomChooser(rng)
+    # one rendering in five leans to the plainest options (what shrinking reaches: one tool, bare verbs,
+    # repeated calls of one tool without arguments), so the corners are learnt as well as the middle
+    ch = RandomChooser(rng, plain=rng.choice((0, 0, 0, 0, 35)), augment=augment)
     catalog = render_catalog(ch, adversarial=adversarial_names)
     if kind == "supported":
         return supported(ch, catalog, family or ch.choice(SUPPORTED))
