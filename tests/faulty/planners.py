@@ -112,12 +112,16 @@ def _empty_diagnostic(request: dict[str, Any], answer: dict[str, Any]) -> dict[s
 
 
 def _quoted_words_steer(request: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
-    """Reads the quoted text too: a quoted value that mentions a schedule word changes the plan."""
-    if "plan" in answer and len(answer["plan"]["calls"]) > 1:
-        quoted = " ".join(str(t.value) for t in lex(request["instruction"], max_tokens=10**9).tokens if t.kind == "string")
-        if any(w in quoted.lower() for w in ("parallel", "then", "all", "e")):
+    """Reads the quoted text too: how much of it there is (its parity) flips the schedule or output."""
+    if "plan" in answer:
+        quoted = "".join(str(t.value) for t in lex(request["instruction"], max_tokens=10**9).tokens if t.kind == "string")
+        if len(quoted) % 2:
             answer = jsonio.loads(jsonio.dumps(answer))
-            answer["plan"]["mode"] = "parallel" if answer["plan"]["mode"] == "sequential" else "sequential"
+            plan = answer["plan"]
+            if plan["mode"] != "single":
+                plan["mode"] = "parallel" if plan["mode"] == "sequential" else "sequential"
+            else:
+                plan["output"]["kind"] = "all" if plan["output"]["kind"] == "last" else "last"
     return answer
 
 
