@@ -182,27 +182,8 @@ def certify_compiler(
     """Explore, then (with ``shrink``) find a minimal case for every failed clause. Answered results are
     appended to ``answered`` when it is given (for PL-DETERMINISM)."""
     run = Run(role="compiler", profile=profile, seed=seed_value)
-    pending: list[CompileCase] = []
-
-    def flush() -> None:
-        for result in judge.evaluate(pending):
-            run.record(result)
-            if answered is not None and result.answer is not None:
-                answered.append(result)
-        pending.clear()
-        if progress is not None:
-            progress(run)
-
-    @_settings(profile, shrink=False)
-    @seed(seed_value)
-    @given(_batches(profile))
-    def explore(batch: list[CompileCase]) -> None:
-        pending.extend(batch)
-        if len(pending) >= profile.chunk:
-            flush()
-
-    explore()
-    flush()
+    explore(run, judge.evaluate, _batches(profile), profile=profile, seed_value=seed_value, progress=progress,
+            answered=answered)
     for cid in COMPILER_CLAUSES:
         tally = run.tallies[cid]
         if tally.failed and shrink:
@@ -215,18 +196,71 @@ def hunt(
     judge: CompilerJudge, clause: str, *, profile: Profile, seed_value: int
 ) -> tuple[CompileCase, Violation] | None:
     """The minimal case Hypothesis can shrink to that still breaks ``clause`` (``None`` if the seeded
-    search does not meet the failure again, as with a non-deterministic IUT)."""
+    search does not meet the failure again, as with a non-deterministic IUT). Shrinking judges batches
+    provisionally (JS-PURE is judged on alone runs only); the smallest case is then confirmed."""
+    pure = clause == "JS-PURE"
+    return _hunt(lambda batch: judge.evaluate(batch, purity=pure, confirm=pure), judge.evaluate,
+                 _batches(profile), clause, profile=profile, seed_value=seed_value)
+
+
+def explore(
+    run: Run,
+    evaluate: Callable[[list[Any]], list[Any]],
+    batches: st.SearchStrategy[list[Any]],
+    *,
+    profile: Profile,
+    seed_value: int,
+    progress: Callable[[Run], None] | None = None,
+    answered: list[Any] | None = None,
+) -> None:
+    """Draw the profile's examples and judge their cases in chunks, each distinct case once (Hypothesis
+    repeats simple examples, and a repeated case would count twice in every rate)."""
+    pending: list[Any] = []
+    seen: set[str] = set()
+
+    def flush() -> None:
+        for result in evaluate(pending):
+            run.record(result)
+            if answered is not None and result.answer is not None:
+                answered.append(result)
+        pending.clear()
+        if progress is not None:
+            progress(run)
+
+    @_settings(profile, shrink=False)
+    @seed(seed_value)
+    @given(batches)
+    def search(batch: list[Any]) -> None:
+        for case in batch:
+            if case.id not in seen:
+                seen.add(case.id)
+                pending.append(case)
+        if len(pending) >= profile.chunk:
+            flush()
+
+    search()
+    flush()
+
+
+def _hunt(
+    provisional: Callable[[list[Any]], list[Any]],
+    confirm: Callable[[list[Any]], list[Any]],
+    batches: st.SearchStrategy[list[Any]],
+    clause: str,
+    *,
+    profile: Profile,
+    seed_value: int,
+) -> tuple[Any, Violation] | None:
     deadline = time.monotonic() + profile.hunt_seconds
-    last: list[tuple[CompileCase, Violation]] = []
+    last: list[tuple[Any, Violation]] = []
 
     @_settings(profile, shrink=True)
     @seed(seed_value)
-    @given(_batches(profile))
-    def search(batch: list[CompileCase]) -> None:
+    @given(batches)
+    def search(batch: list[Any]) -> None:
         if time.monotonic() > deadline and last:
             return  # out of time: keep the smallest failure found so far
-        pure = clause == "JS-PURE"  # judged on alone runs only
-        for result in judge.evaluate(batch, purity=pure, confirm=pure):
+        for result in provisional(batch):
             for v in result.violations:
                 if v.clause == clause:
                     last.append((result.case, v))
@@ -238,9 +272,8 @@ def hunt(
         pass
     except HypothesisException:  # pragma: no cover - e.g. a flaky IUT confuses the shrinker
         pass
-    # shrinking judged batches provisionally: confirm the smallest case, falling back to larger ones
     for case, _ in reversed(last[-5:]):
-        (result,) = judge.evaluate([case])
+        (result,) = confirm([case])
         confirmed = [v for v in result.violations if v.clause == clause]
         if confirmed:
             return case, confirmed[0]
@@ -285,32 +318,9 @@ def certify_planner(
     else:
         for cid in ("CLI-STREAM", "CLI-BAD-RECORD"):
             run.skipped[cid] = "an in-process implementation has no stream"
-    pending: list[Any] = []
     answered: list[Any] = []
-    seen: set[str] = set()  # Hypothesis repeats simple examples: each distinct case counts once
-
-    def flush() -> None:
-        for result in judge.evaluate(pending):
-            run.record(result)
-            if result.answer is not None:
-                answered.append(result)
-        pending.clear()
-        if progress is not None:
-            progress(run)
-
-    @_settings(profile, shrink=False)
-    @seed(seed_value)
-    @given(_plan_batches(profile))
-    def explore(batch: list[Any]) -> None:
-        for case in batch:
-            if case.id not in seen:
-                seen.add(case.id)
-                pending.append(case)
-        if len(pending) >= profile.chunk:
-            flush()
-
-    explore()
-    flush()
+    explore(run, judge.evaluate, _plan_batches(profile), profile=profile, seed_value=seed_value, progress=progress,
+            answered=answered)
     for result in determinism(judge.adapter, fresh, [(r.case.request(), r.answer) for r in answered],
                               role=judge.role, seed_value=seed_value, case_of=lambda i: answered[i].case):
         run.record(result)
@@ -322,16 +332,6 @@ def certify_planner(
     return run
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DeterminismResult:
-    case: Any
-    exercised: tuple[str, ...]
-    violations: tuple[Violation, ...] = ()
-    errored: Any = None
-    scores: tuple[Any, ...] = ()
-    answer: Any = None
-
-
 def determinism(
     adapter: Any,
     fresh: Callable[[], Any] | None,
@@ -341,7 +341,7 @@ def determinism(
     seed_value: int,
     case_of: Callable[[int], Any],
     sample: int = 60,
-) -> list[DeterminismResult]:
+) -> list[CaseResult]:
     """PL-DETERMINISM: a sample of answered requests sent again, in another order and after other
     requests, to the same IUT and (with ``fresh``) to a newly started one."""
     import random
@@ -371,106 +371,11 @@ def determinism(
                 errored = again
                 continue
             violations += pl_determinism(jsonio.dumps(requests[k]), answered[i][1], again, role=role)
-        out.append(DeterminismResult(case=case_of(i), exercised=("PL-DETERMINISM",), violations=tuple(violations[:1]),
-                                     errored=errored if not violations else None))
+        out.append(CaseResult(case=case_of(i), exercised=("PL-DETERMINISM",), violations=tuple(violations[:1]),
+                              errored=errored if not violations else None))
     return out
 
 
 def hunt_plan(judge: Any, clause: str, *, profile: Profile, seed_value: int) -> tuple[Any, Violation] | None:
     """The smallest plan case Hypothesis shrinks to that still breaks ``clause``."""
-    deadline = time.monotonic() + profile.hunt_seconds
-    last: list[tuple[Any, Violation]] = []
-
-    @_settings(profile, shrink=True)
-    @seed(seed_value)
-    @given(_plan_batches(profile))
-    def search(batch: list[Any]) -> None:
-        if time.monotonic() > deadline and last:
-            return
-        for result in judge.evaluate(batch):
-            for v in result.violations:
-                if v.clause == clause:
-                    last.append((result.case, v))
-                    raise _Found(clause)
-
-    try:
-        search()
-    except _Found:
-        pass
-    except HypothesisException:  # pragma: no cover
-        pass
-    for case, _ in reversed(last[-5:]):
-        (result,) = judge.evaluate([case])
-        confirmed = [v for v in result.violations if v.clause == clause]
-        if confirmed:
-            return case, confirmed[0]
-    return None
-
-
-def merge(into: Run, other: Run) -> None:
-    """Add ``other``'s tallies (of clauses ``into`` judges) to ``into``."""
-    into.cases += other.cases
-    for cid, tally in other.tallies.items():
-        if cid not in into.tallies:
-            continue
-        mine = into.tallies[cid]
-        mine.cases += tally.cases
-        mine.failed += tally.failed
-        mine.errored += tally.errored
-        mine.first_failure = mine.first_failure or tally.first_failure
-        mine.minimal = mine.minimal or tally.minimal
-        mine.first_error = mine.first_error or tally.first_error
-
-
-def certify_role(
-    role: str,
-    adapter: Any,
-    host: Any,
-    *,
-    profile: Profile,
-    seed_value: int = 0,
-    command: str | None = None,
-    fresh: Callable[[], Any] | None = None,
-    timeout: float = 10.0,
-    tokenizer: str = "reference",
-    thresholds: dict[str, float] | None = None,
-    invariant_gating: bool = False,
-    progress: Callable[[Run], None] | None = None,
-    shrink: bool = True,
-) -> Run:
-    """A whole certification of ``role``: the clauses of ``ROLE_CLAUSES[role]``, one report."""
-    from conformance.clauses import ROLE_CLAUSES
-    from conformance.plan_engine import PlannerJudge
-    from conformance.stream import probe, stream_cases
-
-    started = time.time()
-    run = Run(role=role, profile=profile, seed=seed_value, clauses=ROLE_CLAUSES[role])
-    run.thresholds.update(thresholds or {})
-    run.gating["PL-INVARIANT"] = invariant_gating
-    if role in ("planner", "pipeline"):
-        judge = PlannerJudge(adapter, host, role=role, tokenizer=tokenizer)
-        planned = certify_planner(
-            judge, profile=profile, seed_value=seed_value, progress=progress, shrink=shrink, command=command,
-            timeout=timeout, fresh=fresh, thresholds=thresholds, invariant_gating=invariant_gating,
-        )
-        merge(run, planned)
-        run.scores = planned.scores
-        run.skipped.update(planned.skipped)
-    if role in ("compiler", "pipeline"):
-        answered: list[CaseResult] = []
-        compiled = certify_compiler(CompilerJudge(adapter, host), profile=profile, seed_value=seed_value,
-                                    progress=progress, shrink=shrink, answered=answered)
-        merge(run, compiled)
-        for result in determinism(adapter, fresh, [(r.case.request(), r.answer) for r in answered], role=role,
-                                  seed_value=seed_value, case_of=lambda i: answered[i].case):
-            run.record(result)
-        if role == "compiler":
-            if command is not None:
-                for case in stream_cases(role, seed=seed_value):
-                    run.record(probe(command, case, timeout=timeout))
-            else:
-                for cid in ("CLI-STREAM", "CLI-BAD-RECORD"):
-                    run.skipped[cid] = "an in-process implementation has no stream"
-    run.started = started
-    run.seconds = time.time() - started
-    return run
+    return _hunt(judge.evaluate, judge.evaluate, _plan_batches(profile), clause, profile=profile, seed_value=seed_value)

@@ -18,11 +18,15 @@ from reference.violations import Violation
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CaseResult:
-    case: CompileCase
+    """One judged case (compile, plan, stream or re-send): the clauses it exercised, what broke them,
+    or why it errored; ``scores`` are its contributions to the scored clauses."""
+
+    case: Any
     exercised: tuple[str, ...]
     violations: tuple[Violation, ...] = ()
     errored: Errored | None = None
     answer: dict[str, Any] | None = None
+    scores: tuple[Any, ...] = ()
 
     @property
     def outcome(self) -> str:

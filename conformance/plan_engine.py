@@ -8,13 +8,12 @@ judged once both answers are in.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from conformance.adapters import Adapter, Errored
 from conformance.cases import CompileCase
 from conformance.checks.planner import Score, invariant_check, judge_answer
-from conformance.engine import CompilerJudge
+from conformance.engine import CaseResult, CompilerJudge
 from conformance.plan_cases import PlanCase, catalog_of
 from conformance.v8host import V8Host
 from reference import jsonio
@@ -22,20 +21,7 @@ from reference.violations import Violation
 from strategies import Behaviour
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PlanResult:
-    case: PlanCase
-    exercised: tuple[str, ...]
-    violations: tuple[Violation, ...] = ()
-    scores: tuple[Score, ...] = ()
-    errored: Errored | None = None
-    answer: dict[str, Any] | None = None
-
-    @property
-    def outcome(self) -> str:
-        if self.errored is not None:
-            return "errored"
-        return "failed" if self.violations else "passed"
+PlanResult = CaseResult  # a judged plan case
 
 
 class _Recorded:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.adapters import Errored, parse_answer
+from conformance.engine import CaseResult
 from reference import jsonio
 from reference.violations import Violation
 
@@ -100,13 +101,7 @@ def stream_cases(role: str, *, seed: int, count: int = 4, length: int = 24) -> l
     return out
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StreamResult:
-    case: StreamCase
-    exercised: tuple[str, ...]
-    violations: tuple[Violation, ...] = ()
-    errored: Errored | None = None
-    scores: tuple[Any, ...] = ()
+StreamResult = CaseResult  # a judged stream
 
 
 def probe(command: str, case: StreamCase, *, timeout: float) -> StreamResult:
