@@ -379,3 +379,72 @@ def determinism(
 def hunt_plan(judge: Any, clause: str, *, profile: Profile, seed_value: int) -> tuple[Any, Violation] | None:
     """The smallest plan case Hypothesis shrinks to that still breaks ``clause``."""
     return _hunt(judge.evaluate, judge.evaluate, _plan_batches(profile), clause, profile=profile, seed_value=seed_value)
+
+
+def merge(into: Run, other: Run) -> None:
+    """Add ``other``'s tallies (of clauses ``into`` judges) to ``into``."""
+    into.cases += other.cases
+    for cid, tally in other.tallies.items():
+        if cid not in into.tallies:
+            continue
+        mine = into.tallies[cid]
+        mine.cases += tally.cases
+        mine.failed += tally.failed
+        mine.errored += tally.errored
+        mine.first_failure = mine.first_failure or tally.first_failure
+        mine.minimal = mine.minimal or tally.minimal
+        mine.first_error = mine.first_error or tally.first_error
+
+
+def certify_role(
+    role: str,
+    adapter: Any,
+    host: Any,
+    *,
+    profile: Profile,
+    seed_value: int = 0,
+    command: str | None = None,
+    fresh: Callable[[], Any] | None = None,
+    timeout: float = 10.0,
+    tokenizer: str = "reference",
+    thresholds: dict[str, float] | None = None,
+    invariant_gating: bool = False,
+    progress: Callable[[Run], None] | None = None,
+    shrink: bool = True,
+) -> Run:
+    """A whole certification of ``role``: the clauses of ``ROLE_CLAUSES[role]``, one report."""
+    from conformance.clauses import ROLE_CLAUSES
+    from conformance.plan_engine import PlannerJudge
+    from conformance.stream import probe, stream_cases
+
+    started = time.time()
+    run = Run(role=role, profile=profile, seed=seed_value, clauses=ROLE_CLAUSES[role])
+    run.thresholds.update(thresholds or {})
+    run.gating["PL-INVARIANT"] = invariant_gating
+    if role in ("planner", "pipeline"):
+        judge = PlannerJudge(adapter, host, role=role, tokenizer=tokenizer)
+        planned = certify_planner(
+            judge, profile=profile, seed_value=seed_value, progress=progress, shrink=shrink, command=command,
+            timeout=timeout, fresh=fresh, thresholds=thresholds, invariant_gating=invariant_gating,
+        )
+        merge(run, planned)
+        run.scores = planned.scores
+        run.skipped.update(planned.skipped)
+    if role in ("compiler", "pipeline"):
+        answered: list[CaseResult] = []
+        compiled = certify_compiler(CompilerJudge(adapter, host), profile=profile, seed_value=seed_value,
+                                    progress=progress, shrink=shrink, answered=answered)
+        merge(run, compiled)
+        for result in determinism(adapter, fresh, [(r.case.request(), r.answer) for r in answered], role=role,
+                                  seed_value=seed_value, case_of=lambda i: answered[i].case):
+            run.record(result)
+        if role == "compiler":
+            if command is not None:
+                for case in stream_cases(role, seed=seed_value):
+                    run.record(probe(command, case, timeout=timeout))
+            else:
+                for cid in ("CLI-STREAM", "CLI-BAD-RECORD"):
+                    run.skipped[cid] = "an in-process implementation has no stream"
+    run.started = started
+    run.seconds = time.time() - started
+    return run
