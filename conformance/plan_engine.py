@@ -12,12 +12,11 @@ from typing import Any
 
 from conformance.adapters import Adapter, Errored
 from conformance.cases import CompileCase
-from conformance.checks.planner import Score, invariant_check, judge_answer
+from conformance.checks.planner import invariant_check, judge_answer
 from conformance.engine import CaseResult, CompilerJudge
 from conformance.plan_cases import PlanCase, catalog_of
 from conformance.v8host import V8Host
 from reference import jsonio
-from reference.violations import Violation
 from strategies import Behaviour
 
 

@@ -111,3 +111,25 @@ def is_exact_number(value: object) -> bool:
 
 def is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def json_equal(x: Any, y: Any) -> bool:
+    """JSON equality as SPEC.md defines it for plans: objects by members (order ignored), arrays in
+    order, strings by code units, numbers by exact decimal value (zeros equal, inexact literals by their
+    text), and a boolean never equals a number."""
+    if isinstance(x, bool) or isinstance(y, bool):
+        return isinstance(x, bool) and isinstance(y, bool) and x == y
+    if isinstance(x, (int, float)) and isinstance(y, (int, float)):
+        return _decimal(x) == _decimal(y)
+    if isinstance(x, dict) and isinstance(y, dict):
+        return x.keys() == y.keys() and all(json_equal(x[k], y[k]) for k in x)
+    if isinstance(x, list) and isinstance(y, list):
+        return len(x) == len(y) and all(json_equal(a, b) for a, b in zip(x, y))
+    return type(x) is type(y) and x == y
+
+
+def _decimal(n: int | float) -> Decimal:
+    if isinstance(n, InexactNumber):
+        return Decimal(n.text)
+    value = Decimal(n) if isinstance(n, int) else Decimal(repr(float(n)))
+    return value if value != 0 else Decimal(0)

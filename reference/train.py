@@ -21,6 +21,7 @@ import torch
 from torch.nn import functional as F
 
 from reference import model as M
+from reference.jsonio import json_equal
 from reference.lexer import lex
 
 TRAIN_SEED_BASE = 1_000_000
@@ -163,8 +164,6 @@ def evaluate(planner: Any, instructions: Iterable[Any]) -> dict[str, Any]:
     """Exact-match rate per supported family, recall per unsupported family, false-diagnosis rate."""
     items = list(instructions)
     answers = planner.respond_many([(i.text, i.catalog.to_json()) for i in items])
-    from reference.plan import Plan
-    from reference.catalog import Catalog
 
     hit: Counter[str] = Counter()
     total: Counter[str] = Counter()
@@ -183,8 +182,7 @@ def evaluate(planner: Any, instructions: Iterable[Any]) -> dict[str, Any]:
             false_diag += 1
             misses.append((inst.text, inst.plan.to_json(), answer))
             continue
-        got = Plan.from_json(answer["plan"], Catalog.from_json(inst.catalog.to_json()))
-        if _same(got, inst.plan):
+        if json_equal(answer["plan"], inst.plan.to_json()):
             hit[inst.family] += 1
         else:
             misses.append((inst.text, inst.plan.to_json(), answer))
@@ -195,28 +193,6 @@ def evaluate(planner: Any, instructions: Iterable[Any]) -> dict[str, Any]:
         "false_diagnosis": false_diag / supported if supported else 0.0,
         "misses": misses,
     }
-
-
-def _same(a: Any, b: Any) -> bool:
-    from reference.jsonio import dumps
-    import json
-
-    def norm(plan: Any) -> Any:
-        return json.loads(dumps(plan.to_json()), parse_float=float)
-
-    return _equal(norm(a), norm(b))
-
-
-def _equal(x: Any, y: Any) -> bool:
-    if isinstance(x, bool) or isinstance(y, bool):
-        return type(x) is type(y) and x == y
-    if isinstance(x, (int, float)) and isinstance(y, (int, float)):
-        return x == y
-    if isinstance(x, dict) and isinstance(y, dict):
-        return x.keys() == y.keys() and all(_equal(x[k], y[k]) for k in x)
-    if isinstance(x, list) and isinstance(y, list):
-        return len(x) == len(y) and all(_equal(a, b) for a, b in zip(x, y))
-    return type(x) is type(y) and x == y
 
 
 def held_out(n: int, *, base: int = EVAL_SEED_BASE) -> list[Any]:
@@ -240,7 +216,6 @@ def evaluate_corpus(planner: Any, path: str) -> dict[str, Any]:
     """Rates on a JSONL corpus of ``{"family", "instruction", "tools", "expect"}`` lines (such as the
     hand-written ``corpora/heldout/planner.jsonl``): exact matches per supported family, diagnosed per
     unsupported family."""
-    import json
 
     from reference import jsonio
 
@@ -257,7 +232,7 @@ def evaluate_corpus(planner: Any, path: str) -> dict[str, Any]:
         if "plan" in expect:
             supported += 1
             false_diag += "diagnostic" in answer
-            ok = "plan" in answer and _equal(json.loads(jsonio.dumps(answer["plan"])), json.loads(jsonio.dumps(expect["plan"])))
+            ok = "plan" in answer and json_equal(answer["plan"], expect["plan"])
         else:
             ok = "diagnostic" in answer
         hit[family] += ok

@@ -13,6 +13,7 @@ from typing import Any
 
 from conformance.plan_cases import PlanCase, catalog_of, transform_plan
 from reference import jsonio
+from reference.jsonio import json_equal
 from reference.lexer import lex
 from reference.plan import validate_plan
 from reference.violations import Violation
@@ -31,29 +32,6 @@ class Score:
     metric: str
     family: str
     ok: bool
-
-
-def json_equal(x: Any, y: Any) -> bool:
-    """SPEC.md "Two plans are equal": JSON equality, numbers by value (zeros equal), booleans not numbers."""
-    if isinstance(x, bool) or isinstance(y, bool):
-        return isinstance(x, bool) and isinstance(y, bool) and x == y
-    if isinstance(x, (int, float)) and isinstance(y, (int, float)):
-        return _number_text(x) == _number_text(y)
-    if isinstance(x, dict) and isinstance(y, dict):
-        return x.keys() == y.keys() and all(json_equal(x[k], y[k]) for k in x)
-    if isinstance(x, list) and isinstance(y, list):
-        return len(x) == len(y) and all(json_equal(a, b) for a, b in zip(x, y))
-    return type(x) is type(y) and x == y
-
-
-def _number_text(n: int | float) -> Any:
-    # compare by exact decimal value: 1 == 1.0, 0 == -0, inexact literals by their text
-    from decimal import Decimal
-
-    if isinstance(n, jsonio.InexactNumber):
-        return Decimal(n.text)
-    value = Decimal(n) if isinstance(n, int) else Decimal(repr(float(n)))
-    return value if value != 0 else Decimal(0)
 
 
 def is_diagnostic(answer: dict[str, Any]) -> bool:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
+from hypothesis import assume
 from hypothesis import strategies as st
 
 from reference import jsonio
@@ -942,6 +943,18 @@ def fresh_names(ch: Chooser, text: str, catalog: Catalog) -> dict[str, str]:
 # --- Hypothesis strategies --------------------------------------------------------------------------------
 
 
+def _check_families(families: Sequence[str], known: Sequence[str]) -> None:
+    if not families or any(f not in known for f in families):
+        raise InvalidArgument(f"Cannot have families={families!r}: each must be one of {tuple(known)}")
+
+
+def _rendered(inst: Instruction | None) -> Instruction:
+    """``inst``, or a Hypothesis rejection when the draw could not render one (too long, no such tool)."""
+    assume(inst is not None)
+    assert inst is not None
+    return inst
+
+
 @st.composite
 def instruction_catalogs(draw: st.DrawFn, *, adversarial: bool = True, min_tools: int = 1) -> Catalog:
     """Valid catalogs whose every name an instruction can mention as one word token."""
@@ -955,9 +968,7 @@ def instructions(
     """Supported instructions rendered from known plans, with the plan and per-token tags.
 
     Shrinks towards a plain ``call TOOL`` over a one-tool catalog."""
-    bad = [f for f in families if f not in SUPPORTED]
-    if bad or not families:
-        raise InvalidArgument(f"Cannot have families={families!r}: each must be one of {SUPPORTED}")
+    _check_families(families, SUPPORTED)
     ch = DrawChooser(draw, adversarial=adversarial)
     if catalog is None:
         catalog = render_catalog(ch, adversarial=adversarial)
@@ -967,28 +978,18 @@ def instructions(
     inst = supported(ch, catalog, family)
     if inst is None and family == "shaping":
         inst = supported(ch, catalog, "single")
-    from hypothesis import assume
-
-    assume(inst is not None)
-    assert inst is not None
-    return inst
+    return _rendered(inst)
 
 
 @st.composite
 def unsupported_requests(draw: st.DrawFn, catalog: Catalog | None = None, *, families: Sequence[str] = UNSUPPORTED) -> Instruction:
     """Unsupported requests over ``catalog``, each labelled with its family (``Instruction.family``)."""
-    bad = [f for f in families if f not in UNSUPPORTED]
-    if bad or not families:
-        raise InvalidArgument(f"Cannot have families={families!r}: each must be one of {UNSUPPORTED}")
+    _check_families(families, UNSUPPORTED)
     ch = DrawChooser(draw, adversarial=False)
     if catalog is None:
         catalog = render_catalog(ch, adversarial=False)
     inst = unsupported(ch, catalog, ch.choice(families))
-    from hypothesis import assume
-
-    assume(inst is not None)
-    assert inst is not None
-    return inst
+    return _rendered(inst)
 
 
 @st.composite
@@ -1000,11 +1001,7 @@ def adversarial_instructions(draw: st.DrawFn, catalog: Catalog | None = None, *,
     if catalog is None:
         catalog = render_catalog(ch)
     inst = adversarial(ch, catalog, ch.choice(tuple(families)))
-    from hypothesis import assume
-
-    assume(inst is not None)
-    assert inst is not None
-    return inst
+    return _rendered(inst)
 
 
 def sample(
