@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from reference.names import is_identifier_name, is_tool_name
@@ -38,9 +38,13 @@ class Tool:
     arguments: tuple[tuple[str, str], ...]  # (argument name, type) in declaration order
     required: tuple[str, ...]
     returns: Returns
+    _types: dict[str, str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_types", dict(self.arguments))
 
     def argument_type(self, name: str) -> str | None:
-        return dict(self.arguments).get(name)
+        return self._types.get(name)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -67,10 +71,61 @@ class Catalog:
     @classmethod
     def from_json(cls, raw: Any) -> Catalog:
         """The catalog ``raw`` describes; raises :class:`InvalidRecord` naming every broken clause."""
+        fast = _surely_valid(raw)
+        if fast is not None:
+            return fast
         violations = validate_catalog(raw)
         if violations:
             raise InvalidRecord(violations)
         return cls(tools=tuple(_tool(entry) for entry in raw))
+
+
+_KEYS = frozenset(TOOL_KEYS)
+_TYPES = frozenset(ARGUMENT_TYPES)
+
+
+def _surely_valid(raw: Any) -> Catalog | None:
+    """The catalog, when ``raw`` is plainly valid; ``None`` when in any doubt (the full validator then
+    decides, and words the diagnostic). One tight pass over the common case: the planner reads a catalog
+    with every request. ``tests/test_catalog.py`` checks it never accepts what the validator rejects."""
+    if type(raw) is not list or not 1 <= len(raw) <= MAX_TOOLS:
+        return None
+    tools = []
+    names: set[str] = set()
+    for entry in raw:
+        if type(entry) is not dict or entry.keys() != _KEYS:
+            return None
+        name, arguments, required, returns = entry["name"], entry["arguments"], entry["required"], entry["returns"]
+        if type(name) is not str or name in names or not is_tool_name(name):
+            return None
+        names.add(name)
+        if type(arguments) is not dict or len(arguments) > MAX_ARGUMENTS or type(required) is not list:
+            return None
+        for arg, kind in arguments.items():
+            if type(kind) is not str or kind not in _TYPES or not is_identifier_name(arg):
+                return None
+        if not all(type(r) is str and r in arguments for r in required) or len(set(required)) != len(required):
+            return None
+        if type(returns) is not dict:
+            return None
+        kind = returns.get("kind")
+        props = returns.get("properties")
+        if type(kind) is not str or kind not in RETURN_KINDS:
+            return None
+        if "properties" in returns:
+            if len(returns) != 2 or kind == "text" or type(props) is not list:
+                return None
+            if not all(is_identifier_name(q) for q in props) or len(set(props)) != len(props):
+                return None
+        elif len(returns) != 1:
+            return None
+        tools.append(Tool(
+            name=name,
+            arguments=tuple(arguments.items()),
+            required=tuple(required),
+            returns=Returns(kind=kind, properties=None if props is None else tuple(props)),
+        ))
+    return Catalog(tools=tuple(tools))
 
 
 def _tool(entry: Mapping[str, Any]) -> Tool:

@@ -38,13 +38,13 @@ def compile_main() -> int:
 
 
 @cache
-def planner(js: bool):  # type: ignore[no-untyped-def]
+def planner(js: bool, workers: int = 1):  # type: ignore[no-untyped-def]
     from reference.planner import Planner
 
-    return Planner(js=js)
+    return Planner(js=js, workers=workers)
 
 
-def plan_many(requests: Sequence[Any], *, js: bool = False) -> list[dict[str, Any]]:
+def plan_many(requests: Sequence[Any], *, js: bool = False, workers: int = 1) -> list[dict[str, Any]]:
     """Answers to parsed requests, in order: plan requests go to the planner as one batch."""
     out: list[dict[str, Any] | None] = [None] * len(requests)
     batch: list[int] = []
@@ -57,7 +57,7 @@ def plan_many(requests: Sequence[Any], *, js: bool = False) -> list[dict[str, An
         else:
             out[k] = {"diagnostic": bad_record(request)}
     if batch:
-        answers = planner(js).respond_many([(requests[k]["instruction"], requests[k]["tools"]) for k in batch])
+        answers = planner(js, workers).respond_many([(requests[k]["instruction"], requests[k]["tools"]) for k in batch])
         for k, answer in zip(batch, answers):
             out[k] = answer
     return [o if o is not None else {"diagnostic": "internal: no answer"} for o in out]
@@ -74,5 +74,14 @@ def pipeline_line(line: str) -> str:
     return jsonio.dumps(respond_many([line.encode("utf-8", "surrogatepass")], lambda r: plan_many(r, js=True))[0])
 
 
-def plan_main(*, js: bool = False) -> int:
-    return serve(lambda request: plan_many([request], js=js)[0], many=lambda requests: plan_many(requests, js=js))
+def plan_main(*, js: bool = False, workers: int = 1) -> int:
+    """``codemode plan``; with ``workers`` above 1, large batches of waiting lines are shared out to that
+    many worker processes (see :class:`reference.planner.Planner`)."""
+    try:
+        return serve(
+            lambda request: plan_many([request], js=js, workers=workers)[0],
+            many=lambda requests: plan_many(requests, js=js, workers=workers),
+        )
+    finally:
+        if workers > 1 and planner.cache_info().currsize:
+            planner(js, workers).close()

@@ -33,18 +33,21 @@ WHITE_SPACE = frozenset(
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _ESCAPE = re.compile(r'\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})')
 _WORD_CLASS = r"\w$" + MARKS_AND_CONNECTORS  # \w is L, N and _; plus $, marks and connectors
-# One token per match, in C: white space, a string's opening quote (finished by _string), a number not
-# followed by a word character (atomic: the longest number or none, never a shorter one), a word, any
-# other code point.
+# One token per match (``findall`` scans the whole instruction in C, and the groups say what each match
+# is): white space, a whole string token (atomic, so an unterminated string fails in one linear scan), a
+# quote that opens a string which never ends, a number not followed by a word character (atomic: the
+# longest number or none, never a shorter one), a word, any other code point.
 _TOKEN = re.compile(
-    "(?P<space>[" + "".join(sorted(WHITE_SPACE)) + "]+)"
-    '|(?P<quote>")'
-    "|(?P<number>(?>-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)(?![" + _WORD_CLASS + "]))"
-    "|(?P<word>[" + _WORD_CLASS + "]+)"
-    "|(?P<other>.)",
+    "([" + "".join(sorted(WHITE_SPACE)) + "]+)"
+    r'|("(?>(?:[^"\\]++|\\.)*+)")'
+    '|(")'
+    "|((?>-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)(?![" + _WORD_CLASS + "]))"
+    "|([" + _WORD_CLASS + "]+)"
+    "|(.)",
     re.S,
 )
-_STRING_BODY = re.compile(r'(?:[^"\\]|\\.)*', re.S)  # up to the first quote no backslash takes
+# a string token that is its own value: no escape, no control character, no surrogate code point
+_PLAIN_STRING = re.compile(r'"[^\\\x00-\x1f\ud800-\udfff]*"\Z')
 _CONTROL = re.compile(r"[\x00-\x1f]")
 
 KINDS = ("word", "string", "number", "boolean", "punct")
@@ -83,33 +86,30 @@ def lex(instruction: str, *, max_tokens: int = MAX_TOKENS) -> Lexed:
     tokens: list[Token] = []
     append = tokens.append
     first: dict[str, Violation] = {}
-    text = instruction
-    n = len(text)
-    i = 0
-    match_at = _TOKEN.match
-    while i < n:
-        m = match_at(text, i)
-        assert m is not None  # "other" matches any code point
-        group = m.lastgroup
-        j = m.end()
-        if group == "space":
-            pass
-        elif group == "word":
-            word = m.group()
+    i = 0  # the offset of the match in hand
+    for space, string, opening, number, word, other in _TOKEN.findall(instruction):
+        if word:
+            j = i + len(word)
             if word == "true" or word == "false":
                 append(Token("boolean", word, word == "true", i, j))
             else:
                 append(Token("word", word, word, i, j))
-        elif group == "quote":
-            token, problem = _string(text, i)
-            if problem is not None:
-                first.setdefault("IN-STRING", problem)
-            if token is None:
-                break  # unterminated: the rest is inside it
-            append(token)
-            j = token.end
-        elif group == "number":
-            number = m.group()
+        elif space:
+            j = i + len(space)
+        elif other:
+            j = i + 1
+            append(Token("punct", other, other, i, j))
+        elif string:
+            j = i + len(string)
+            if _PLAIN_STRING.match(string):
+                append(Token("string", string, string[1:-1], i, j))
+            else:
+                token, problem = _string(string, i)
+                if problem is not None:
+                    first.setdefault("IN-STRING", problem)
+                append(token)
+        elif number:
+            j = i + len(number)
             value = jsonio.loads(number)
             if not jsonio.is_exact_number(value):
                 first.setdefault(
@@ -123,8 +123,12 @@ def lex(instruction: str, *, max_tokens: int = MAX_TOKENS) -> Lexed:
             if value == 0:
                 value = 0  # -0 is 0
             append(Token("number", number, value, i, j))
-        else:
-            append(Token("punct", m.group(), m.group(), i, j))
+        else:  # an opening quote whose string never ends: the rest of the instruction is inside it
+            first.setdefault(
+                "IN-STRING",
+                Violation(clause="IN-STRING", message=f"the quote at offset {i} opens a string that never ends"),
+            )
+            break
         i = j
     if len(tokens) > max_tokens:
         first["IN-LENGTH"] = Violation(
@@ -135,16 +139,9 @@ def lex(instruction: str, *, max_tokens: int = MAX_TOKENS) -> Lexed:
     return Lexed(tokens=tuple(tokens), violations=tuple(first[c] for c in order if c in first))
 
 
-def _string(text: str, start: int) -> tuple[Token | None, Violation | None]:
-    """The string token opening at ``start``, and what is wrong with it (``None`` token: no end)."""
-    j = _STRING_BODY.match(text, start + 1).end()  # type: ignore[union-attr]
-    n = len(text)
-    if j >= n or text[j] != '"':
-        return None, Violation(
-            clause="IN-STRING", message=f"the quote at offset {start} opens a string that never ends"
-        )
-    raw = text[start : j + 1]
-    token_end = j + 1
+def _string(raw: str, start: int) -> tuple[Token, Violation | None]:
+    """The string token ``raw`` (quotes included) at offset ``start``, and what is wrong with it."""
+    token_end = start + len(raw)
     body = raw[1:-1]
     control = _CONTROL.search(body)
     if control is not None:

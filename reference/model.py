@@ -20,12 +20,14 @@ Padding stays zero between layers, so a token's outputs do not depend on how muc
 
 from __future__ import annotations
 
+import itertools
 import zlib
 from functools import lru_cache
 from dataclasses import asdict, dataclass
 from importlib import resources
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
@@ -69,6 +71,7 @@ def featurize(tokens: tuple[Token, ...], catalog: Catalog, buckets: int) -> tupl
             any_args.setdefault(a, kind)
         required.update(t.required)
         props.update(t.returns.properties or ())
+    names = tools.keys() | any_args.keys() | props
     n = len(tokens)
     # the tool mentioned nearest before / after each position
     next_tool: list[Any] = [None] * n
@@ -78,18 +81,30 @@ def featurize(tokens: tuple[Token, ...], catalog: Catalog, buckets: int) -> tupl
         tok = tokens[i]
         if tok.kind == "word" and tok.text in tools:
             last = tools[tok.text]
+    known = _KNOWN.get(buckets)
+    if known is None or len(known) > 65536:
+        known = _KNOWN[buckets] = {}
     ids: list[int] = []
     on: list[int] = []
     pt = None  # the tool mentioned nearest before
+    after = ()  # the features "a tool was mentioned before" (and "it returns an array")
     for i, tok in enumerate(tokens):
         base = i * N_FEATURES
-        kind = tok.kind
+        kind, text = tok.kind, tok.text
+        if (kind == "word" or kind == "punct") and text not in names:  # most tokens: an identity
+            entry = known.get(text)
+            if entry is None:
+                entry = known[text] = (word_id(text, buckets), text[:1].isupper())
+            ids.append(entry[0])
+            on.append(base + _KIND_INDEX[kind])
+            for f in after:
+                on.append(base + f)
+            if entry[1]:
+                on.append(base + 23)
+            continue
         on.append(base + _KIND_INDEX[kind])
-        if pt is not None:
-            on.append(base + 25)
-            if pt.returns.kind == "array":
-                on.append(base + 24)
-        text = tok.text
+        for f in after:
+            on.append(base + f)
         if kind == "string":
             ids.append(STRING)
         elif kind == "boolean":
@@ -132,11 +147,15 @@ def featurize(tokens: tuple[Token, ...], catalog: Catalog, buckets: int) -> tupl
                     on.append(base + 22)
             if tool is not None:
                 pt = tool
-        else:
+                after = (25, 24) if tool.returns.kind == "array" else (25,)
+        else:  # punctuation named like a catalog entry cannot happen (names are identifiers)
             ids.append(word_id(text, buckets))
             if text[:1].isupper():
                 on.append(base + 23)
     return ids, on
+
+
+_KNOWN: dict[int, dict[str, tuple[int, bool]]] = {}  # per table size: word -> (id, capitalised)
 
 
 _KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
@@ -144,27 +163,28 @@ _RETURN_INDEX = {"text": 0, "object": 1, "array": 2}
 _TYPE_INDEX = {"string": 0, "number": 1, "boolean": 2}
 
 
-def batch(rows: list[tuple[list[int], list[int]]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Pad featurized instructions to the longest of them: ids (B, L), features (B, L, F), mask (B, L)."""
+def batch_arrays(rows: list[tuple[list[int], list[int]]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pad featurized instructions to the longest of them: ids (B, L) int64, features (B, L, F) and mask
+    (B, L) float32, as numpy arrays."""
     b = len(rows)
     length = max(1, max(len(ids) for ids, _ in rows))
-    flat_ids = [PAD] * (b * length)
-    mask = [0.0] * (b * length)
-    hot: list[int] = []
-    for r, (ids, on) in enumerate(rows):
-        start = r * length
-        flat_ids[start : start + len(ids)] = ids
-        mask[start : start + len(ids)] = [1.0] * len(ids)
-        offset = start * N_FEATURES
-        hot.extend(offset + k for k in on)
-    feats = torch.zeros(b * length * N_FEATURES)
-    if hot:
-        feats[torch.tensor(hot, dtype=torch.long)] = 1.0
-    return (
-        torch.tensor(flat_ids, dtype=torch.long).view(b, length),
-        feats.view(b, length, N_FEATURES),
-        torch.tensor(mask).view(b, length),
-    )
+    ids = np.zeros((b, length), dtype=np.int64)  # PAD is 0
+    mask = np.zeros((b, length), dtype=np.float32)
+    for r, (row_ids, _) in enumerate(rows):
+        ids[r, : len(row_ids)] = row_ids
+        mask[r, : len(row_ids)] = 1.0
+    counts = [len(on) for _, on in rows]
+    hot = np.fromiter(itertools.chain.from_iterable(on for _, on in rows), dtype=np.int64, count=sum(counts))
+    hot += np.repeat(np.arange(b, dtype=np.int64) * (length * N_FEATURES), counts)
+    feats = np.zeros(b * length * N_FEATURES, dtype=np.float32)
+    feats[hot] = 1.0
+    return ids, feats.reshape(b, length, N_FEATURES), mask
+
+
+def batch(rows: list[tuple[list[int], list[int]]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """:func:`batch_arrays` as tensors: ids (B, L), features (B, L, F), mask (B, L)."""
+    ids, feats, mask = batch_arrays(rows)
+    return torch.from_numpy(ids), torch.from_numpy(feats), torch.from_numpy(mask)
 
 
 class Block(nn.Module):
@@ -182,6 +202,8 @@ class Block(nn.Module):
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
         c, d, length = self.channels, self.dilation, x.shape[1]
         z = self.taps(F.gelu(x))  # (B, L, 3C): what each token sends to t+d, t, t-d
+        if mask is not None:
+            z = z * mask  # padding sends nothing (not even the bias), so a batch's padding cannot matter
         y = x + z[:, :, c : 2 * c]
         if d < length:
             y[:, d:, :] += z[:, : length - d, :c]
@@ -215,7 +237,7 @@ class TinyCodemode(nn.Module):
         x = self.norm(x)
         tags = self.tag_head(x)
         count = m.sum(dim=1).clamp(min=1.0)
-        mean = x.sum(dim=1) / count
+        mean = (x if full else x * m).sum(dim=1) / count  # padding is not averaged in
         peak = (x if full else x.masked_fill(m == 0, -1e4)).amax(dim=1)
         pooled = self.pool(torch.cat([mean, peak], dim=1))
         return tags, self.schedule_head(pooled), self.output_head(pooled)

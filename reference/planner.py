@@ -13,6 +13,7 @@ of each chunk. The model's answer for one request does not depend on what it is 
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -34,9 +35,18 @@ def _diagnostic(violations: Sequence[Violation]) -> dict[str, Any]:
 
 
 class Planner:
-    """The reference planner around a :class:`reference.model.TinyCodemode` (the shipped weights by default)."""
+    """The reference planner around a :class:`reference.model.TinyCodemode` (the shipped weights by default).
 
-    def __init__(self, network: M.TinyCodemode | None = None, *, js: bool = False) -> None:
+    With ``workers`` above 1, a large :meth:`respond_many` is split into that many shards answered at once
+    by worker processes (each with the same network on one thread, started on first use and kept), so
+    every core does the Python half of planning too, not only the network's matrix products. The answers
+    are the same as in-process ones: the network's answer for a request does not depend on its batch.
+    """
+
+    #: below this many requests a batch is answered in-process (the round trip would cost more)
+    SHARD_MIN = 64
+
+    def __init__(self, network: M.TinyCodemode | None = None, *, js: bool = False, workers: int = 1) -> None:
         self.network = network if network is not None else M.load()
         self.network.eval()
         # TorchScript, frozen: the same function (identical outputs), about half the per-op overhead
@@ -45,7 +55,21 @@ class Planner:
         except Exception:  # pragma: no cover - a torch without TorchScript: run eagerly
             self.forward = self.network
         self.js = js
+        self.workers = max(1, workers)
+        self._pool: Any = None
         self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Stop the worker processes, if any were started."""
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None
+
+    def __enter__(self) -> Planner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # -- the public entry points --
 
@@ -55,6 +79,36 @@ class Planner:
     def respond_many(self, requests: Sequence[tuple[str, Any]]) -> list[dict[str, Any]]:
         """One response per ``(instruction, raw tools)`` pair, in order: ``{"plan": ...}`` (with ``"js"``
         when the planner was made with ``js=True``) or ``{"diagnostic": ...}``."""
+        if self.workers > 1 and len(requests) >= self.SHARD_MIN * 2:
+            return self._sharded(requests)
+        return self._respond_here(requests)
+
+    def _sharded(self, requests: Sequence[tuple[str, Any]]) -> list[dict[str, Any]]:
+        if self._pool is None:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            config = dataclasses.asdict(self.network.config)
+            state = {k: v.detach().clone() for k, v in self.network.state_dict().items()}
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.workers,
+                mp_context=multiprocessing.get_context("spawn"),  # never fork a process that holds threads
+                initializer=_start_worker,
+                initargs=(config, state, self.js),
+            )
+        n = len(requests)
+        size = -(-n // self.workers)
+        shards = [list(requests[k : k + size]) for k in range(0, n, size)]
+        out: list[dict[str, Any]] = []
+        try:
+            for answers in self._pool.map(_worker_respond, shards):
+                out.extend(answers)
+        except Exception:  # a worker died (killed, out of memory): answer here, start afresh next time
+            self.close()
+            return self._respond_here(requests)
+        return out
+
+    def _respond_here(self, requests: Sequence[tuple[str, Any]]) -> list[dict[str, Any]]:
         out: list[dict[str, Any] | None] = [None] * len(requests)
         pending: list[tuple[int, tuple[Token, ...], Catalog]] = []
         for k, (instruction, tools) in enumerate(requests):
@@ -112,6 +166,22 @@ class Planner:
         except InvalidRecord as exc:  # validate_plan passed, so this is not expected
             return {"diagnostic": f"the plan does not compile: {exc}"}
         return {"plan": raw, "js": js}
+
+
+_WORKER: Planner | None = None
+
+
+def _start_worker(config: dict[str, Any], state: dict[str, Any], js: bool) -> None:
+    global _WORKER
+    torch.set_num_threads(1)  # one core per worker: the workers are the parallelism
+    network = M.TinyCodemode(M.Config(**{k: tuple(v) if isinstance(v, list) else v for k, v in config.items()}))
+    network.load_state_dict(state)
+    _WORKER = Planner(network, js=js)
+
+
+def _worker_respond(requests: list[tuple[str, Any]]) -> list[dict[str, Any]]:
+    assert _WORKER is not None
+    return _WORKER._respond_here(requests)
 
 
 def _chunks(pending: list[Any]) -> list[list[Any]]:

@@ -112,7 +112,7 @@ def _tensors(batch: list[Example], rng: random.Random, dropout: float) -> tuple[
 def train(
     *,
     examples: int = 120_000,
-    epochs: int = 8,
+    epochs: int = 10,
     batch_size: int = 128,
     lr: float = 2e-3,
     seed: int = 0,
@@ -151,7 +151,7 @@ def train(
             opt.step()
             step += 1
             seen += len(batch)
-            loss_sum += float(loss) * len(batch)
+            loss_sum += loss.item() * len(batch)
         print(f"epoch {epoch + 1}/{epochs}: loss {loss_sum / seen:.4f} ({time.time() - t0:.0f}s)", file=log)
     model.eval()
     if out:
@@ -195,8 +195,9 @@ def evaluate(planner: Any, instructions: Iterable[Any]) -> dict[str, Any]:
     }
 
 
-def held_out(n: int, *, base: int = EVAL_SEED_BASE) -> list[Any]:
-    """``n`` seeds of evaluation instructions (seeds below the training base), every family."""
+def held_out(n: int, *, base: int = EVAL_SEED_BASE, augment: bool = False) -> list[Any]:
+    """``n`` seeds of evaluation instructions (seeds below the training base), every family, rendered as
+    certification renders them; ``augment`` adds the training-only noise (neutral words scattered in)."""
     from strategies._internal.instructions import SUPPORTED, UNSUPPORTED, sample
 
     out = []
@@ -206,7 +207,7 @@ def held_out(n: int, *, base: int = EVAL_SEED_BASE) -> list[Any]:
     for seed in range(base, base + n):
         rng = random.Random(seed)
         kind, family = families[seed % len(families)]
-        inst = sample(rng, kind, family)
+        inst = sample(rng, kind, family, augment=augment)
         if inst is not None:
             out.append(inst)
     return out

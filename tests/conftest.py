@@ -9,6 +9,13 @@ from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
 
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Several xdist workers share the machine's cores: one OpenMP thread each (and in every process they
+    # start), or their spinning threads starve one another and PyTorch runs many times slower.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+
 settings.register_profile(
     "kit", deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
 )

@@ -193,18 +193,32 @@ _PAR_PREFIX = (
     "Run these in parallel:", "Do these concurrently:", "Make simultaneous calls:", "Fire these off together:",
     "Without waiting between them,", "Side by side,", "Concurrent requests:", "In parallel please:",
     "These are independent, run them at the same time:",
+    "Don't wait for one before starting the other:", "No need to serialize these:", "Fan out:",
+    "Overlap these calls:", "Kick these off together:", "Start all of them at once:", "Independently and at once,",
+    "Do not wait between calls:", "As parallel calls:",
 )
 _PAR_SUFFIX = (
     "in parallel", "concurrently", "at the same time", "simultaneously", "all at once", ", in parallel",
     ", all concurrently", "-- run them in parallel", ". Run them concurrently", ". Do it all in parallel",
     ", at once", "side by side", ", simultaneously please", "- parallel please", "together at the same time",
     ", without waiting for each other", ". They are independent, so run them concurrently", "in parallel with each other",
+    "; don't wait for one before starting the other", "-- no need to serialize them", ", overlapping them",
+    "-- start both concurrently", ", in one go", "without blocking on each other", ". Fan them out",
+    ", run together", ". These don't depend on each other, so do them at once",
 )
-_SEQ_PREFIX = ("First,", "First", "In sequence,", "Sequentially,", "One after another,", "In order,", "Step by step,")
+_SEQ_PREFIX = ("First,", "First", "In sequence,", "Sequentially,", "One after another,", "In order,", "Step by step,",
+               "Don't run these in parallel:", "Not in parallel, please:", "Do not parallelize:", "One by one:",
+               "Strictly in order:")
 _SEQ_SUFFIX = (
     "in sequence", "sequentially", "one after another", "one at a time", "in this order", ", in order",
-    ". Run them one by one", ", one after the other",
+    ". Run them one by one", ", one after the other", "-- not in parallel", ", not at the same time",
+    ". Wait for each to finish before the next", ", each after the previous one", ". Do not run them concurrently",
 )
+#: markers of a numbered or bulleted list of sequential calls (``{n}`` is the step's number)
+_SEQ_LIST = ("{n})", "{n}.", "Step {n}:", "({n})", "-", "*", "#{n}", "{n} -")
+#: a goal stated before the calls, in words the catalog does not own
+_LEAD_VERBS = ("Show me", "Give me", "Turn off", "Turn on", "Set up", "I want to know", "What does", "Check",
+               "Find out", "Look up", "Sort out", "Update", "Handle", "Figure out", "We must", "Time for")
 _POLITE = ("", "", "", "Please", "Could you", "Can you please", "I need you to", "Kindly", "Hey,", "I'd like you to",
            "Hi!", "Quick one:", "Go ahead and", "I want you to", "Would you", "Okay,", "Task:", "Hello, please",
            "Let's", "Time to", "We need to", "Can you")
@@ -250,6 +264,11 @@ _MIXED = (
     "{A} and {B} in parallel, then {C}", "{A}, then {B} and {C} at the same time",
     "run {A} and {B} concurrently and after both finish {C}", "first {A}, then in parallel {B} and {C}",
     "{A} and {B} simultaneously, followed by {C}",
+    "{A} and {B} in parallel; after both are done {C}", "{A}; after it completes, run {B} and {C} in parallel",
+    "{A} then {B}, while simultaneously running {C}", "{A} then {B}, but run {C} concurrently with both of them",
+    "Run two groups in sequence: first {A} alongside {B} (concurrently), then {C}",
+    "First, {A}. After that, concurrently: {B} and {C}", "{A}, then, concurrently, {B} and {C}",
+    "{A} and {B} at once, and only when both finish, {C}",
 )
 _CONDITION = (
     "if {a} returns nothing, {B}", "{A}, and only if it succeeds {B}", "{A} unless it fails",
@@ -286,6 +305,7 @@ def _phrase_words() -> frozenset[str]:
         _PAR_CONNECT, _PAR_PREFIX, _PAR_SUFFIX, _SEQ_PREFIX, _SEQ_SUFFIX, _POLITE, _CLOSE, _ALL, _ALL_TWO,
         _ALL_THREE, _LAST, _FIELDS_BEFORE, _FIELDS_AFTER, _PADDING, _DEPENDENCY, _MIXED, _CONDITION, _RETRY,
         _LOOP, _CODE, _FILTER, [w for pair in _LIMIT_FORMS for w in pair], _ARG_FORMS_WORDS, NEUTRAL,
+        [m.format(n=1) for m in _SEQ_LIST], _LEAD_VERBS,
         (" ".join(_UNKNOWN_NAMES),),
     ]
     words = set()
@@ -577,13 +597,16 @@ def render(ch: Chooser, catalog: Catalog, plan: Plan, *, explicit_output: int = 
     p = _Pieces()
     n = len(plan.calls)
     polite = ch.choice(_POLITE)
+    if ch.chance(8):  # a goal first: "Show me the weekly numbers:"
+        p.phrase(ch.choice(_LEAD_VERBS) + " " + " ".join(ch.choice(NEUTRAL) for _ in range(ch.integer(1, 3))))
+        p.phrase(ch.choice((".", ":", "--", ";")))
     p.phrase(polite)
     schedule = "parallel" if plan.mode == "parallel" else "sequential"
     marker = ""
     if plan.mode == "parallel":
         marker = ch.choice(("prefix", "suffix", "suffix", "connect"))
     elif plan.mode == "sequential":
-        marker = ch.choice(("", "", "connect", "connect", "connect", "prefix", "suffix"))
+        marker = ch.choice(("", "", "connect", "connect", "connect", "prefix", "suffix", "list"))
     if marker == "prefix":
         p.phrase(ch.choice(_PAR_PREFIX if plan.mode == "parallel" else _SEQ_PREFIX))
     default_kind = "last" if n == 1 else "all"
@@ -600,14 +623,20 @@ def render(ch: Chooser, catalog: Catalog, plan: Plan, *, explicit_output: int = 
                 p.phrase(connector)
                 if marker == "connect" and k == n - 1:
                     p.phrase(ch.choice(("at the same time", "in parallel", "concurrently", "simultaneously")))
+            elif marker == "list":
+                connector = ch.choice((";\n", ".\n", ",\n", ";", ".", ","))  # the lexer drops the newline
+                p.phrase(connector)
             elif marker == "connect":
                 connector = ch.choice(_SEQ_FINAL) if k == 2 and ch.chance(40) else ch.choice(_SEQ_CONNECT)
                 p.phrase(connector)
             else:
                 connector = ch.choice(_PLAIN_CONNECT)
                 p.phrase(connector)
-        # arguments before their tool only where a clear break ends the call before
-        clear = k == 0 or any(w in connector for w in (".", ";", "then", "Then", "next", "Next", "finally", "Finally"))
+        # arguments before their tool only where a sentence break ends the call before (after "then" or
+        # "next" a reader cannot tell whose arguments they are), and never in a numbered list
+        clear = k == 0 or (marker != "list" and any(w in connector for w in (".", ";")))
+        if marker == "list":
+            p.phrase(ch.choice(_SEQ_LIST).format(n=k + 1))
         _render_call(p, ch, call, first=k == 0 and not polite and marker != "prefix" and not output_first,
                      args_first=clear)
         if n == 1 and (plan.output.fields or plan.output.limit is not None):

@@ -126,9 +126,10 @@ def _quoted_words_steer(request: dict[str, Any], answer: dict[str, Any]) -> dict
 
 
 def _catalog_order(request: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
-    """Prefers the catalog's first tool: a plan whose first call is not of it is refused."""
+    """Reads the catalog in order: it plans only when the first tool's name sorts before the last's, so
+    half of all reorderings of a catalog change its answer."""
     tools = request["tools"]
-    if "plan" in answer and len(tools) > 1 and answer["plan"]["calls"][0]["tool"] != tools[0]["name"]:
+    if "plan" in answer and len(tools) > 1 and tools[0]["name"] > tools[-1]["name"]:
         return {"diagnostic": "refused"}
     return answer
 

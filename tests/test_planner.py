@@ -1,0 +1,49 @@
+"""The reference planner's answers do not depend on how requests are batched or sharded."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from reference import model as M
+from reference.lexer import lex
+from reference.planner import Planner
+from reference.train import held_out
+
+
+@pytest.fixture(scope="module")
+def network() -> M.TinyCodemode:
+    return M.load()
+
+
+def test_a_rows_logits_do_not_depend_on_its_batch(network: M.TinyCodemode) -> None:
+    """Padding sends nothing to real tokens (not even a bias) and is not pooled: a row's logits are the
+    same alone as beside longer rows, up to float rounding, and its argmaxes are identical."""
+    rows = []
+    for item in held_out(120, base=900_000):
+        lexed = lex(item.text)
+        if lexed.ok:
+            rows.append(M.featurize(lexed.tokens, item.catalog, network.config.buckets))
+    rows = rows[:40]
+    assert len({len(ids) for ids, _ in rows}) > 5  # really padded
+    with torch.inference_mode():
+        together = network(*M.batch(rows))
+        for r, row in enumerate(rows):
+            alone = network(*M.batch([row]))
+            n = len(row[0])
+            assert (together[0][r, :n] - alone[0][0, :n]).abs().max() < 1e-4
+            assert torch.equal(together[0][r, :n].argmax(-1), alone[0][0, :n].argmax(-1))
+            for head in (1, 2):
+                assert (together[head][r] - alone[head][0]).abs().max() < 1e-4
+                assert together[head][r].argmax() == alone[head][0].argmax()
+
+
+def test_worker_processes_answer_as_the_planner_does(network: M.TinyCodemode) -> None:
+    items = held_out(300, base=910_000)
+    requests = [(item.text, item.catalog.to_json()) for item in items]
+    requests += [("call it", "not a catalog"), ('"unterminated', requests[0][1])]  # refusals travel too
+    here = Planner(network, js=True).respond_many(requests)
+    with Planner(network, js=True, workers=2) as sharded:
+        assert sharded.respond_many(requests) == here
+        assert sharded._pool is not None  # it really sharded
+        assert sharded.respond_many(requests[:5]) == here[:5]  # small batches stay in-process
