@@ -32,6 +32,7 @@ test-slow: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/codemode bench js
 	$(BIN)/codemode bench plan
+	$(BIN)/codemode bench fuzz
 
 ## Rebuild the shipped weights of the reference model (fixed seed, CPU, under 15 minutes on 2 cores).
 train: $(STAMP)

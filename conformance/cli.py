@@ -1,12 +1,14 @@
 """``codemode``: the one command line. A thin layer; nothing imports it.
 
-    codemode plan [--js]                   the reference planner, JSONL on stdin/stdout
+    codemode plan [--js] [--workers N]     the reference planner, JSONL on stdin/stdout
     codemode compile                       the reference compiler, JSONL on stdin/stdout
     codemode certify --cmd CMD [--role pipeline|planner|compiler] [--profile P] [--seed N] [--report F]
                      [--junit F] [--tokenizer reference|own] [--threshold KEY=RATE] [--invariant hard|report]
     codemode certify ... --case CASE_JSON  replay one case
+    codemode replay FILE|ID --cmd CMD      replay corpus cases: FIXED, FAILED or ERRORED
+    codemode fuzz --cmd CMD --minutes N -n W [--db DIR|redis://...]   a fuzzing campaign
     codemode train [--out F]               rebuild the reference model's weights
-    codemode bench js|plan                 throughput figures beside a baseline
+    codemode bench js|plan|fuzz            throughput figures beside a baseline
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("compile", help="the reference compiler: compile requests as JSONL on stdin, answers on stdout")
     plan = sub.add_parser("plan", help="the reference planner: plan requests as JSONL on stdin, answers on stdout")
     plan.add_argument("--js", action="store_true", help="add the compiled js to every plan")
+    plan.add_argument("--workers", type=int, default=1,
+                      help="worker processes that share out large batches of waiting requests (default 1: none)")
 
     train = sub.add_parser("train", help="train the Tiny Codemode CNN from strategies (fixed seed, CPU)")
     train.add_argument("--out", type=Path, default=Path("reference/weights/tiny_codemode.pt"))
@@ -41,26 +45,71 @@ def main(argv: list[str] | None = None) -> int:
     target = cert.add_mutually_exclusive_group(required=True)
     target.add_argument("--cmd", help="the command of the implementation under test (run with the shell)")
     target.add_argument("--python", metavar="MODULE:FUNCTION", help="an in-process implementation: line in, line out")
-    cert.add_argument("--role", choices=("compiler", "planner", "pipeline"), default="pipeline")
-    cert.add_argument("--profile", choices=("quick", "standard", "deep"), default="standard")
+    cert.add_argument("--role", choices=("compiler", "planner", "pipeline"), default=None,
+                      help="what the implementation is (default: the manifest's role, else pipeline)")
+    cert.add_argument("--manifest", type=Path, metavar="FILE",
+                      help="the implementation's manifest (name, version, role, tokenizer, homepage), recorded in every report")
+    cert.add_argument("--profile", choices=("quick", "standard", "deep"), default=None,
+                      help="quick (a PR gate, about 30 s for a compiler), standard, deep (nightly); default standard,"
+                           " or quick where Hypothesis detects CI")
+    cert.add_argument("--repeat", type=int, default=1, metavar="N",
+                      help="judge every case N times; a case judged differently is reported as flaky (for LLMs)")
     cert.add_argument("--seed", type=int, default=0, help="the run's seed; the same seed reproduces the run")
     cert.add_argument("--examples", type=int, default=None,
                       help="override the profile's number of Hypothesis examples (each a short list of cases)")
     cert.add_argument("--report", type=Path, help="write the JSON report here")
     cert.add_argument("--junit", type=Path, help="write JUnit XML here (one testcase per clause)")
+    cert.add_argument("--jsonl", type=Path, help="write the JSON Lines report here (header, one line per case, clauses, summary)")
+    cert.add_argument("--markdown", type=Path, help="write a Markdown summary here (for a CI job summary)")
+    cert.add_argument("--badge", type=Path, help="write a shields.io endpoint badge here (N/M clauses)")
+    cert.add_argument("--expect", type=Path, metavar="FILE",
+                      help="gate on expectations: known failures pass, new failures, rates past their floors and stale entries fail")
+    cert.add_argument("--update-expectations", action="store_true",
+                      help="write this run's failures and rates to the --expect file (and pass)")
     cert.add_argument("--case", help="replay one case (its JSON, as a failure report prints it)")
+    cert.add_argument("--corpora", type=Path, default=None, metavar="DIR",
+                      help="replay DIR/curated and DIR/regressions first (default: ./corpora, else the kit's)")
+    cert.add_argument("--no-corpora", action="store_true", help="generate cases only; replay no corpus")
     cert.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for each answer (default 10)")
-    cert.add_argument("--tokenizer", choices=("reference", "own"), default="reference",
+    cert.add_argument("--tokenizer", choices=("reference", "own"), default=None,
                       help="own: the IUT counts tokens its own way; only instructions over 256 reference tokens must be diagnosed")
     cert.add_argument("--threshold", action="append", default=[], metavar="KEY=RATE",
                       help="override a scored threshold: PL-ACCURACY, PL-REJECT:recall or PL-REJECT:false-diagnosis")
     cert.add_argument("--invariant", choices=("report", "hard"), default="report",
                       help="hard: PL-INVARIANT failures fail the run (as for the reference); report: listed only")
 
+    replay = sub.add_parser("replay", help="replay corpus cases: FIXED, FAILED or ERRORED for each")
+    replay.add_argument("what", help="a corpus file (JSONL), or a case id (or prefix) to find in the corpora")
+    replay_target = replay.add_mutually_exclusive_group(required=True)
+    replay_target.add_argument("--cmd", help="the command of the implementation under test")
+    replay_target.add_argument("--python", metavar="MODULE:FUNCTION", help="an in-process implementation")
+    replay.add_argument("--role", choices=("compiler", "planner", "pipeline"), default="pipeline")
+    replay.add_argument("--corpora", type=Path, default=None, metavar="DIR", help="where to look up a case id")
+    replay.add_argument("--timeout", type=float, default=10.0)
+    replay.add_argument("--tokenizer", choices=("reference", "own"), default="reference")
+
+    fuzz = sub.add_parser("fuzz", help="a fuzzing campaign: minimized failures land in corpora/regressions/")
+    fuzz_target = fuzz.add_mutually_exclusive_group(required=True)
+    fuzz_target.add_argument("--cmd", help="the command of the implementation under test")
+    fuzz_target.add_argument("--python", metavar="MODULE:FUNCTION", help="an in-process implementation")
+    fuzz.add_argument("--role", choices=("compiler", "planner", "pipeline"), default="pipeline")
+    fuzz.add_argument("--minutes", type=float, default=10.0, help="how long to run (default 10)")
+    fuzz.add_argument("-n", "--workers", type=int, default=2, help="xdist workers (default 2)")
+    fuzz.add_argument("--db", default=None, metavar="DIR|redis://HOST:PORT/N",
+                      help="the shared Hypothesis example database (default: a directory in the campaign folder)")
+    fuzz.add_argument("--regressions", type=Path, default=Path("corpora/regressions"),
+                      help="where minimized failures are written (default corpora/regressions)")
+    fuzz.add_argument("--campaign-dir", type=Path, default=None, help="status and log files (default: a new temp dir)")
+    fuzz.add_argument("--seed", type=int, default=0)
+    fuzz.add_argument("--timeout", type=float, default=10.0)
+    fuzz.add_argument("--tokenizer", choices=("reference", "own"), default="reference")
+
     bench = sub.add_parser("bench", help="measure the kit's throughput")
-    bench.add_argument("what", choices=("js", "plan"))
+    bench.add_argument("what", choices=("js", "plan", "fuzz"))
+    bench.add_argument("--seconds", type=float, default=60.0, help="fuzz: how long each campaign runs (default 60)")
     bench.add_argument("--cases", type=int, default=2000, help="cases to check (default 2000)")
     bench.add_argument("--batch", type=int, default=200, help="cases per V8 eval in the batched modes (default 200)")
+    bench.add_argument("--workers", type=int, default=2, help="plan: worker processes for the batched figure (default 2)")
 
     args = parser.parse_args(argv)
     if args.command == "compile":
@@ -70,16 +119,24 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "plan":
         from reference.cli import plan_main
 
-        return plan_main(js=args.js)
+        return plan_main(js=args.js, workers=args.workers)
     if args.command == "train":
         return _train(args)
     if args.command == "certify":
         return _certify(args)
+    if args.command == "replay":
+        return _replay_corpus(args)
+    if args.command == "fuzz":
+        return _fuzz(args)
     if args.command == "bench":
         if args.what == "plan":
             from conformance.bench import bench_plan
 
-            return bench_plan(instructions=args.cases)
+            return bench_plan(instructions=args.cases, workers=args.workers)
+        if args.what == "fuzz":
+            from conformance.bench import bench_fuzz
+
+            return bench_fuzz(seconds=args.seconds, workers=args.workers)
         from conformance.bench import bench_js
 
         return bench_js(cases=args.cases, batch=args.batch)
@@ -133,14 +190,56 @@ def _thresholds(items: list[str]) -> dict[str, float]:
     return out
 
 
+def _settle(args: argparse.Namespace) -> tuple[dict[str, object], object]:
+    """Read the manifest and the expectations, and fill --role and --tokenizer from the manifest; raises
+    ValueError with a message for the user."""
+    from conformance import schema
+    from conformance.expectations import BadExpectations, Expectations
+
+    manifest: dict[str, object] = {}
+    if args.manifest is not None:
+        try:
+            manifest = schema.read("manifest", args.manifest)
+        except schema.BadFile as err:
+            raise ValueError(str(err)) from err
+    if args.profile is None:
+        from hypothesis import settings
+
+        # Hypothesis loads its "ci" profile itself when it detects a CI system (CI, GITHUB_ACTIONS, ...)
+        args.profile = "quick" if settings.get_current_profile_name() == "ci" else "standard"
+    if args.repeat < 1:
+        raise ValueError("--repeat is at least 1")
+    for key, default in (("role", "pipeline"), ("tokenizer", "reference")):
+        given, declared = getattr(args, key), manifest.get(key)
+        if given is not None and declared is not None and given != declared:
+            raise ValueError(f"--{key} {given} contradicts the manifest's {key} {declared}")
+        setattr(args, key, given or declared or default)
+    expected = None
+    if args.update_expectations and args.expect is None:
+        raise ValueError("--update-expectations needs --expect FILE (the file it writes)")
+    if args.expect is not None and not (args.update_expectations and not args.expect.exists()):
+        try:
+            expected = Expectations.load(args.expect)
+        except BadExpectations as err:
+            raise ValueError(str(err)) from err
+        if expected.role is not None and expected.role != args.role:
+            raise ValueError(f"{args.expect} is for role {expected.role}; this run certifies role {args.role}")
+    return manifest, expected
+
+
 def _certify(args: argparse.Namespace) -> int:
     from conformance.adapters import CannotStart, make_adapter
     from conformance.certify import PROFILES, certify_role
     from conformance.report import dump, json_report, junit_xml, text_report
     from conformance.v8host import V8Host
 
+    from conformance import corpus
+
     try:
         thresholds = _thresholds(args.threshold)
+        manifest, expected = _settle(args)
+        if not args.no_corpora:
+            corpus.discover(args.corpora or corpus.default_root(), args.role or "pipeline")  # fail early if unreadable
     except ValueError as err:
         print(f"codemode certify: {err}", file=sys.stderr)
         return EXIT_USAGE
@@ -158,24 +257,27 @@ def _certify(args: argparse.Namespace) -> int:
         try:
             if args.case is not None:
                 return _replay(adapter, host, args, args.case)
-            smoke = _smoke(adapter, args.role)
-            if smoke is not None:
-                print(f"codemode certify: the implementation cannot be started: {smoke.reason}", file=sys.stderr)
-                if smoke.stderr.strip():
-                    print("its stderr:\n" + smoke.stderr.rstrip(), file=sys.stderr)
+            problem = smoke(adapter, args.role)
+            if problem is not None:
+                reason, stderr = problem
+                print(f"codemode certify: smoke test failed, so nothing was certified: {reason}.\n"
+                      "The command did not answer a few trivial requests with one JSON object per line; check that it"
+                      " starts, reads JSON Lines on stdin and flushes one answer per request.", file=sys.stderr)
+                if stderr.strip():
+                    print("its stderr:\n" + stderr.rstrip(), file=sys.stderr)
                 return EXIT_USAGE
+            progress = _progress_line() if sys.stderr.isatty() else None
 
-            def progress(run: object) -> None:
-                if sys.stderr.isatty():
-                    print(f"\r  {getattr(run, 'cases')} cases judged", end="", file=sys.stderr, flush=True)
-
+            entries = [] if args.no_corpora else corpus.discover(args.corpora or corpus.default_root(), args.role)
             profile = PROFILES[args.profile]
             if args.examples is not None:
                 profile = dataclasses.replace(profile, examples=max(1, args.examples))
+            if args.repeat > 1:
+                profile = dataclasses.replace(profile, repeat=args.repeat)
             run = certify_role(
                 args.role, adapter, host, profile=profile, seed_value=args.seed,
                 command=args.cmd, fresh=fresh if args.cmd else None, timeout=args.timeout, tokenizer=args.tokenizer,
-                thresholds=thresholds, invariant_gating=args.invariant == "hard", progress=progress,
+                thresholds=thresholds, invariant_gating=args.invariant == "hard", progress=progress, corpus=entries,
             )
         except CannotStart as err:
             print(f"codemode certify: {err}", file=sys.stderr)
@@ -184,29 +286,89 @@ def _certify(args: argparse.Namespace) -> int:
             adapter.close()
     if sys.stderr.isatty():
         print("\r", end="", file=sys.stderr)
-    report = json_report(run, implementation=adapter.description, target=target)
+    report = json_report(run, implementation=adapter.description, target=target, manifest=manifest)
     print(text_report(report))
-    if args.report:
-        args.report.write_text(dump(report) + "\n", encoding="utf-8")
-    if args.junit:
-        args.junit.write_text(junit_xml(report) + "\n", encoding="utf-8")
+    verdict = None
+    if expected is not None and not args.update_expectations:
+        from conformance.expectations import gate
+
+        verdict = gate(report, expected, passed={case.id for case, outcome, _, _ in run.log if outcome == "passed"})
+        print(f"\nexpectations {args.expect}: {'passed' if verdict.ok else 'FAILED'}"
+              + (f" ({len(verdict.known)} known failures: {', '.join(verdict.known)})" if verdict.known else ""))
+        for message in verdict.messages:
+            print(f"  {message}")
+    _write_reports(args, run, report, verdict)
+    if args.update_expectations:
+        from conformance.expectations import from_report
+
+        written = from_report(report, expected)
+        written.dump(args.expect)
+        print(f"\nwrote {args.expect}: {len(written.failures)} known failures, floors {written.floors or 'none'}")
+        return EXIT_OK
+    if verdict is not None:
+        return EXIT_OK if verdict.ok else EXIT_FAILED
     bad = [r for r in report["clauses"] if r.get("gating", True) and r["status"] in ("failed", "errored")]
     return EXIT_FAILED if bad else EXIT_OK
 
 
-def _smoke(adapter: object, role: str = "compiler") -> object | None:
-    """One trivial request of the role proves the harness is wired: an answer that is one JSON object."""
+def _write_reports(args: argparse.Namespace, run: object, report: dict[str, object], verdict: object) -> None:
+    from conformance.report import badge, dump, jsonl_report, junit_xml, markdown_report
+
+    if args.report:
+        args.report.write_text(dump(report) + "\n", encoding="utf-8")
+    if args.junit:
+        args.junit.write_text(junit_xml(report) + "\n", encoding="utf-8")
+    if args.jsonl:
+        args.jsonl.write_text(jsonl_report(run, report), encoding="utf-8")  # type: ignore[arg-type]
+    if args.markdown:
+        args.markdown.write_text(markdown_report(report, verdict), encoding="utf-8")
+    if args.badge:
+        args.badge.write_text(dump(badge(report)) + "\n", encoding="utf-8")
+
+
+def _progress_line():  # type: ignore[no-untyped-def]
+    """A live line on the terminal: cases judged, their rate, and the clauses failing so far."""
+    import time
+
+    start = time.monotonic()
+
+    def show(run: object) -> None:
+        seconds = max(time.monotonic() - start, 1e-9)
+        cases = getattr(run, "cases")
+        failing = [cid for cid, t in getattr(run, "tallies").items() if t.failed]
+        shown = ", ".join(failing[:4]) + (f" +{len(failing) - 4}" if len(failing) > 4 else "")
+        print(f"\r\x1b[2K  {cases} cases, {cases / seconds:.0f}/s, {seconds:.0f}s"
+              + (f"; failing: {shown}" if failing else "; no failures yet"), end="", file=sys.stderr, flush=True)
+
+    return show
+
+
+def smoke(adapter: object, role: str = "compiler") -> tuple[str, str] | None:
+    """The smoke stage: a few trivial requests of the role prove the harness is wired (the command starts,
+    answers one line per request, speaks JSON objects). Nothing is judged against SPEC here; ``None`` when
+    wired, else why not and the stderr it left."""
     from conformance.adapters import Errored
 
-    tools = [{"name": "ping", "arguments": {}, "required": [], "returns": {"kind": "text"}}]
-    request: dict[str, object] = {
-        "plan": {"mode": "single", "calls": [{"tool": "ping", "args": {}}], "output": {"kind": "last"}},
-        "tools": tools,
-    }
-    if role != "compiler":
-        request = {"instruction": "call ping", "tools": tools}
-    (answer,) = adapter.exchange([request])  # type: ignore[attr-defined]
-    return answer if isinstance(answer, Errored) else None
+    tools = [
+        {"name": "ping", "arguments": {}, "required": [], "returns": {"kind": "text"}},
+        {"name": "get_user", "arguments": {"id": "string"}, "required": ["id"], "returns": {"kind": "object"}},
+    ]
+    single = {"mode": "single", "calls": [{"tool": "ping", "args": {}}], "output": {"kind": "last"}}
+    two = {"mode": "sequential", "calls": [{"tool": "ping", "args": {}}, {"tool": "get_user", "args": {"id": "u1"}}],
+           "output": {"kind": "all"}}
+    if role == "compiler":
+        requests: list[dict[str, object]] = [{"plan": single, "tools": tools}, {"plan": two, "tools": tools}]
+    else:
+        requests = [{"instruction": "call ping", "tools": tools},
+                    {"instruction": 'call get_user with id "u1"', "tools": tools}]
+    for batch in ([requests[0]], requests):  # one alone, then several at once
+        answers = adapter.exchange(batch)  # type: ignore[attr-defined]
+        for answer in answers:
+            if isinstance(answer, Errored):
+                return answer.reason, answer.stderr
+            if not isinstance(answer, dict):
+                return f"an answer is not a JSON object: {answer!r:.200}", ""
+    return None
 
 
 def _replay(adapter: object, host: object, args: argparse.Namespace, text: str) -> int:
@@ -249,6 +411,81 @@ def _replay(adapter: object, host: object, args: argparse.Namespace, text: str) 
     if result.outcome == "passed":
         print("clauses exercised: " + ", ".join(result.exercised))
     return EXIT_OK if result.outcome == "passed" else EXIT_FAILED
+
+
+def _replay_corpus(args: argparse.Namespace) -> int:
+    """``codemode replay FILE|ID``: judge corpus cases against an implementation; one line per case."""
+    from conformance import corpus
+    from conformance.adapters import CannotStart, make_adapter
+    from conformance.engine import CompilerJudge
+    from conformance.plan_engine import PlannerJudge
+    from conformance.v8host import V8Host
+
+    try:
+        path = Path(args.what)
+        if path.suffix == ".jsonl" or path.exists():
+            entries = corpus.read(path)
+        else:
+            entries = corpus.find(args.corpora or corpus.default_root(), args.what)
+            if not entries:
+                raise ValueError(f"no corpus case has an id starting {args.what!r}")
+    except (OSError, ValueError) as err:
+        print(f"codemode replay: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    kinds = corpus.KINDS_OF_ROLE[args.role]
+    skipped = [e for e in entries if e.kind not in kinds]
+    entries = [e for e in entries if e.kind in kinds]
+    try:
+        adapter = make_adapter(command=args.cmd, python=args.python, timeout=args.timeout)
+    except CannotStart as err:
+        print(f"codemode replay: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    counts = {"FIXED": 0, "FAILED": 0, "ERRORED": 0}
+    try:
+        with V8Host() as host:
+            plan_judge = PlannerJudge(adapter, host, role=args.role, tokenizer=args.tokenizer) if args.role != "compiler" else None
+            compile_judge = CompilerJudge(adapter, host) if args.role != "planner" else None
+            results = corpus.judge(entries, compile_judge=compile_judge, plan_judge=plan_judge)
+    finally:
+        adapter.close()
+    for entry, result in zip(entries, results):
+        verdict = corpus.outcome(result)
+        counts[verdict] += 1
+        detail = ""
+        if verdict == "FAILED":
+            detail = "; ".join(f"{v.clause}: {v.message}" for v in result.violations)[:300]
+        elif verdict == "ERRORED":
+            detail = result.errored.reason
+        print(f"{verdict:<8} {entry.id} {entry.clause:<16} {entry.source}" + (f"  {detail}" if detail else ""))
+    if skipped:
+        print(f"({len(skipped)} cases of other kinds skipped: role {args.role} answers {', '.join(kinds)} requests)")
+    print(f"{counts['FIXED']} fixed, {counts['FAILED']} failed, {counts['ERRORED']} errored")
+    return EXIT_OK if counts["FAILED"] == counts["ERRORED"] == 0 else EXIT_FAILED
+
+
+def _fuzz(args: argparse.Namespace) -> int:
+    from conformance import fuzz
+
+    if args.workers < 1 or args.minutes <= 0:
+        print("codemode fuzz: --workers is at least 1 and --minutes above 0", file=sys.stderr)
+        return EXIT_USAGE
+    target = f"--cmd {_quote(args.cmd)}" if args.cmd else f"--python {args.python}"
+    print(f"codemode fuzz: {args.role} {target}, {args.minutes:g} minutes on {args.workers} workers,"
+          f" example database {args.db or 'a directory in the campaign folder'}; Ctrl-C stops it cleanly", file=sys.stderr)
+    try:
+        merged = fuzz.campaign(
+            role=args.role, command=args.cmd, python=args.python, minutes=args.minutes, workers=args.workers,
+            db=args.db, regressions=args.regressions, seed=args.seed, timeout=args.timeout, tokenizer=args.tokenizer,
+            campaign_dir=args.campaign_dir,
+        )
+    except Exception as err:  # noqa: BLE001 - a bad --db and the like: say so, exit 2
+        print(f"codemode fuzz: cannot start the campaign: {type(err).__name__}: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    print(fuzz.summary(merged, target=target, role=args.role))
+    if merged["workers"] == 0:
+        print(f"codemode fuzz: no worker started; see {merged['campaign']}/pytest.log", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_FAILED if merged["regressions"] else EXIT_OK
 
 
 def _quote(text: str) -> str:

@@ -1,4 +1,5 @@
-"""Reports of a certification run: the terminal table, a JSON report and JUnit XML.
+"""Reports of a certification run: the terminal table, a JSON report, JSON Lines, JUnit XML, Markdown and
+a badge.
 
 Every failure carries its clause, the minimal request as one JSONL line, what was expected and seen,
 and the command that replays it.
@@ -40,6 +41,8 @@ def clause_records(run: Run, target: str) -> list[dict[str, Any]]:
             "spec": clause.anchor,
             "gating": run.gating.get(cid, True),
         }
+        if tally.failed_ids:
+            record["failed_case_ids"] = tally.failed_ids[:MAX_IDS]
         if clause.kind == "scored":
             record["metrics"] = _metrics(run, cid)
         if cid in run.skipped:
@@ -101,12 +104,19 @@ def _metrics(run: Run, cid: str) -> dict[str, Any]:
     return out
 
 
-def json_report(run: Run, *, implementation: str, target: str) -> dict[str, Any]:
+MAX_IDS = 100  # failing case ids listed per clause in the JSON report (the JSON Lines report has all)
+
+
+def json_report(
+    run: Run, *, implementation: str, target: str, manifest: dict[str, Any] | None = None
+) -> dict[str, Any]:
     records = clause_records(run, target)
     summary = {s: sum(1 for r in records if r["status"] == s) for s in ("passed", "failed", "errored", "skipped")}
     return {
         "kit": {"name": "codemode-conformance-kit", "version": __version__},
         "implementation": implementation,
+        "manifest": manifest or {},
+        "target": target,
         "role": run.role,
         "profile": run.profile.name,
         "seed": run.seed,
@@ -114,8 +124,20 @@ def json_report(run: Run, *, implementation: str, target: str) -> dict[str, Any]
         "seconds": round(run.seconds, 3),
         "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": _cpus()},
         "cases": run.cases,
+        "corpus_cases": run.replayed,
+        "repeat": run.profile.repeat,
         "clauses": records,
-        "summary": summary,
+        "flaky": [
+            {
+                "case_id": case.id,
+                "request": case.request_line(),
+                "outcomes": [r.outcome for r in repeats],
+                "clauses": sorted({v.clause for r in repeats for v in r.violations}),
+                "replay": replay_command(target, run.role, case.to_json()),
+            }
+            for case, repeats in run.flaky
+        ],
+        "summary": {**summary, "flaky cases": len(run.flaky)},
     }
 
 
@@ -173,7 +195,8 @@ def _xml_safe(text: str) -> str:
 def text_report(report: dict[str, Any]) -> str:
     lines = [
         f"codemode certify — {report['role']}: {report['implementation']}",
-        f"profile {report['profile']}, seed {report['seed']}, {report['cases']} cases in {report['seconds']:.1f}s",
+        f"profile {report['profile']}, seed {report['seed']}, {report['cases']} cases"
+        f" ({report.get('corpus_cases', 0)} from the corpora) in {report['seconds']:.1f}s",
         "",
         f"{'clause':<15} {'result':<8} {'cases':>6} {'failed':>7} {'errored':>8}",
     ]
@@ -214,10 +237,100 @@ def text_report(report: dict[str, Any]) -> str:
             lines += ["", f"{r['clause']} errored on {r['errored']} cases: {err['reason']}", f"  request: {err['request']}"]
             if err["stderr"].strip():
                 lines.append("  stderr: " + err["stderr"].strip().replace("\n", "\n          ")[-800:])
+    for flaky in report.get("flaky", [])[:10]:
+        lines += ["", f"FLAKY case {flaky['case_id']}: outcomes {', '.join(flaky['outcomes'])} over"
+                  f" {report['repeat']} repeats ({', '.join(flaky['clauses']) or 'no clause named'})",
+                  f"  request: {flaky['request']}", f"  replay: {flaky['replay']}"]
     s = report["summary"]
-    lines += ["", f"{s['passed']} passed, {s['failed']} failed, {s['errored']} errored, {s['skipped']} skipped"]
+    lines += ["", f"{s['passed']} passed, {s['failed']} failed, {s['errored']} errored, {s['skipped']} skipped"
+              + (f"; {s['flaky cases']} flaky cases (judged differently on repeats, reported apart from failures)"
+                 if s.get("flaky cases") else "")]
     return "\n".join(lines)
 
 
 def dump(report: dict[str, Any]) -> str:
     return json.dumps(report, indent=2, ensure_ascii=True)
+
+
+def jsonl_report(run: Run, report: dict[str, Any]) -> str:
+    """JSON Lines: a header, one record per judged case (in order), one per clause, and a summary; each
+    line is valid against ``conformance/schemas/report-line.schema.json``."""
+    header = {k: report[k] for k in ("kit", "implementation", "manifest", "target", "role", "profile", "seed",
+                                       "started", "machine")}
+    lines = [{"type": "header", **header}]
+    for case, outcome, violations, answer in run.log:
+        line: dict[str, Any] = {"type": "case", "id": case.id, "outcome": outcome}
+        if outcome != "passed":
+            line["request"] = case.request_line()
+            line["violations"] = [
+                {"clause": v.clause, "message": v.message, "expected": _text(v.expected), "actual": _text(v.actual)}
+                for v in violations
+            ]
+            if answer is not None:
+                line["answer"] = jsonio.dumps(answer)[:4000]
+            line["replay"] = replay_command(report["target"], run.role, case.to_json())
+        lines.append(line)
+    for record in report["clauses"]:
+        lines.append({"type": "clause", **record})
+    summary = {k.replace(" ", "_"): v for k, v in report["summary"].items()}
+    lines.append({"type": "summary", "cases": report["cases"], "seconds": report["seconds"], **summary})
+    return "".join(json.dumps(line, ensure_ascii=True, separators=(",", ":")) + "\n" for line in lines)
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def badge(report: dict[str, Any]) -> dict[str, Any]:
+    """A shields.io endpoint badge: ``N/M clauses``, green when every judged clause passed."""
+    s = report["summary"]
+    judged = s["passed"] + s["failed"] + s["errored"]
+    color = "brightgreen" if judged and s["passed"] == judged else ("yellow" if s["passed"] else "red")
+    return {"schemaVersion": 1, "label": f"codemode {report['role']}", "message": f"{s['passed']}/{judged} clauses",
+            "color": color}
+
+
+def markdown_report(report: dict[str, Any], verdict: Any = None) -> str:
+    """A summary fit for a CI job summary (GitHub's ``$GITHUB_STEP_SUMMARY``): the outcome, one row per
+    clause, and each failure with its minimal request and replay command."""
+    s = report["summary"]
+    icon = {"passed": "✅", "failed": "❌", "errored": "⚠️", "skipped": "➖"}
+    name = report["manifest"].get("name") or report["implementation"]
+    version = report["manifest"].get("version")
+    lines = [
+        f"## codemode certify: {name}{f' {version}' if version else ''} ({report['role']})",
+        "",
+        f"**{s['passed']} passed, {s['failed']} failed, {s['errored']} errored, {s['skipped']} skipped** — "
+        f"profile `{report['profile']}`, seed `{report['seed']}`, {report['cases']} cases in {report['seconds']:.0f}s, "
+        f"kit {report['kit']['version']}",
+        "",
+    ]
+    if verdict is not None:
+        lines += [f"Expectations gate: **{'passed' if verdict.ok else 'FAILED'}**"
+                  + (f" ({len(verdict.known)} known failures)" if verdict.known else ""), ""]
+        lines += [f"- {m}" for m in verdict.messages]
+        lines.append("")
+    lines += ["| clause | result | cases | failed | errored | notes |", "|---|---|---:|---:|---:|---|"]
+    for r in report["clauses"]:
+        notes = []
+        for metric, m in r.get("metrics", {}).items():
+            if metric != "precision" and m.get("rate") is not None:
+                notes.append(f"{metric} {m['rate']:.4f} ({m['bound']} {m['threshold']})")
+        if not r.get("gating", True):
+            notes.append("not gating")
+        if r["status"] == "skipped" and r.get("reason"):
+            notes.append(r["reason"])
+        lines.append(f"| [{r['clause']}]({r['spec']}) | {icon.get(r['status'], '')} {r['status']} | {r['cases']} | "
+                     f"{r['failed']} | {r['errored']} | {_md('; '.join(notes))} |")
+    for r in report["clauses"]:
+        if r["status"] == "failed" and "counterexample" in r:
+            cx = r["counterexample"]
+            lines += ["", f"### {r['clause']} failed ({r['failed']} of {r['cases']} cases)", "", _md(cx["message"]), "",
+                      "Minimal request:", "", "```json", cx["request"], "```", "", "Replay:", "", "```sh", cx["replay"], "```"]
+        elif r["status"] == "errored" and "error" in r:
+            lines += ["", f"### {r['clause']} errored", "", _md(r["error"]["reason"]), "", "```json", r["error"]["request"], "```"]
+    return "\n".join(lines) + "\n"
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")

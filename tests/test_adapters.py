@@ -82,7 +82,7 @@ def test_certify_exits_2_for_an_implementation_that_cannot_start(tmp_path: objec
         timeout=120,
     )
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "cannot be started" in proc.stderr and "cannot load model" in proc.stderr
+    assert "smoke test failed" in proc.stderr and "cannot load model" in proc.stderr
 
 
 def test_certify_reports_a_crashing_implementation_as_errored() -> None:

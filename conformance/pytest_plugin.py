@@ -1,0 +1,249 @@
+"""The pytest plugin (entry point ``pytest11``: ``codemode``): certification inside your own pytest.
+
+    pytest --codemode-cmd './my-planner --jsonl' --codemode-role pipeline -n auto --junitxml=codemode.xml
+
+adds one test item per clause of the role, ``codemode::<CLAUSE>``: it passes when the clause passed, fails
+with the minimal request (one JSONL line) and the command that replays it, fails when the implementation
+errored (crashed, hung, answered garbage: never a pass), and is skipped when the clause was not judged.
+Each pytest process (each xdist worker) runs the same seeded certification once, so a clause's verdict does
+not depend on the worker it lands on; the per-clause work (finding a minimal case) is what xdist spreads.
+``-k``, ``--junitxml``, ``-x`` and the rest of pytest work as usual.
+
+The public strategies (``strategies``: catalogs, plans, behaviours, instructions...) are importable for
+your own property tests.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+ROLES = ("compiler", "planner", "pipeline")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("codemode", "Codemode conformance certification")
+    group.addoption("--codemode-cmd", default=None, help="the command of the implementation under test")
+    group.addoption("--codemode-python", default=None, metavar="MODULE:FUNCTION",
+                    help="an in-process implementation: request line in, response line out")
+    group.addoption("--codemode-role", default="pipeline", choices=ROLES)
+    group.addoption("--codemode-profile", default="quick", choices=("quick", "standard", "deep"))
+    group.addoption("--codemode-seed", type=int, default=0)
+    group.addoption("--codemode-examples", type=int, default=None, help="override the profile's example count")
+    group.addoption("--codemode-tokenizer", default="reference", choices=("reference", "own"))
+    group.addoption("--codemode-timeout", type=float, default=10.0, help="seconds to wait for each answer")
+    # a fuzzing campaign's worker side (``codemode fuzz`` runs pytest with these; see conformance.fuzz)
+    group.addoption("--codemode-fuzz", default=None, metavar="DIR", help=argparse_suppress())
+    group.addoption("--codemode-fuzz-deadline", type=float, default=0.0, help=argparse_suppress())
+    group.addoption("--codemode-fuzz-regressions", default="corpora/regressions", help=argparse_suppress())
+    group.addoption("--codemode-fuzz-db", default=None, help=argparse_suppress())
+    group.addoption("--codemode-fuzz-workers", type=int, default=1, help=argparse_suppress())
+
+
+def argparse_suppress() -> str:
+    import argparse
+
+    return argparse.SUPPRESS
+
+
+def _enabled(config: pytest.Config) -> bool:
+    return bool(config.getoption("codemode_cmd") or config.getoption("codemode_python"))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not _enabled(config):
+        return
+    from conformance.clauses import ROLE_CLAUSES
+
+    collector = CodemodeCollector.from_parent(session, name="codemode")
+    if config.getoption("codemode_fuzz"):
+        items.append(FuzzItem.from_parent(collector, name="fuzz"))  # run on every worker (--dist each)
+        return
+    for cid in ROLE_CLAUSES[config.getoption("codemode_role")]:
+        items.append(ClauseItem.from_parent(collector, name=cid, clause=cid))
+
+
+class CodemodeCollector(pytest.Collector):
+    def collect(self) -> list[Any]:  # the items are made by pytest_collection_modifyitems
+        return []
+
+
+class ClauseFailed(Exception):
+    pass
+
+
+class ClauseItem(pytest.Item):
+    def __init__(self, *, clause: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.clause = clause
+        self.add_marker(pytest.mark.codemode)
+
+    def runtest(self) -> None:
+        state = _state(self.config)
+        status, message = state.verdict(self.clause)
+        if status == "skipped":
+            pytest.skip(message)
+        if status != "passed":
+            raise ClauseFailed(message)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, ClauseFailed):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.path, None, f"codemode {self.clause}"
+
+
+class FuzzItem(pytest.Item):
+    """One worker's share of a fuzzing campaign (``codemode fuzz``); it fails only if the worker could
+    not do its share (found bugs are the campaign's result, written as regression files)."""
+
+    def runtest(self) -> None:
+        import os
+        from pathlib import Path
+
+        from conformance.fuzz import WorkerOptions, work
+
+        config = self.config
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+        status = work(
+            WorkerOptions(
+                campaign=Path(config.getoption("codemode_fuzz")),
+                role=config.getoption("codemode_role"),
+                command=config.getoption("codemode_cmd"),
+                python=config.getoption("codemode_python"),
+                deadline=config.getoption("codemode_fuzz_deadline"),
+                seed=config.getoption("codemode_seed"),
+                db=config.getoption("codemode_fuzz_db"),
+                regressions=Path(config.getoption("codemode_fuzz_regressions")),
+                timeout=config.getoption("codemode_timeout"),
+                tokenizer=config.getoption("codemode_tokenizer"),
+            ),
+            int(worker.removeprefix("gw")) if worker.removeprefix("gw").isdigit() else 0,
+        )
+        if status["errors"]:
+            raise ClauseFailed("the fuzzing worker stopped early: " + "; ".join(status["errors"]))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, ClauseFailed):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.path, None, "codemode fuzz"
+
+
+class _State:
+    """One certification per pytest process, made on first use; minimal cases found per failed clause."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        from conformance.adapters import make_adapter
+        from conformance.certify import PROFILES
+        from conformance.v8host import V8Host
+
+        self.role = config.getoption("codemode_role")
+        self.command = config.getoption("codemode_cmd")
+        self.python = config.getoption("codemode_python")
+        self.timeout = config.getoption("codemode_timeout")
+        self.tokenizer = config.getoption("codemode_tokenizer")
+        self.seed = config.getoption("codemode_seed")
+        profile = PROFILES[config.getoption("codemode_profile")]
+        if config.getoption("codemode_examples"):
+            profile = dataclasses.replace(profile, examples=config.getoption("codemode_examples"))
+        self.profile = profile
+        self.target = f"--cmd {_quote(self.command)}" if self.command else f"--python {self.python}"
+        self.host = V8Host()
+        self.adapter = make_adapter(command=self.command, python=self.python, timeout=self.timeout)
+        self._run: Any = None
+        self._report: dict[str, Any] | None = None
+
+    def close(self) -> None:
+        self.adapter.close()
+        self.host.close()
+
+    def fresh(self) -> Any:
+        from conformance.adapters import make_adapter
+
+        return make_adapter(command=self.command, python=self.python, timeout=self.timeout)
+
+    def report(self) -> dict[str, Any]:
+        if self._report is None:
+            from conformance.certify import certify_role
+            from conformance.cli import smoke
+            from conformance.report import json_report
+
+            problem = smoke(self.adapter, self.role)
+            if problem is not None:
+                raise pytest.UsageError(f"codemode: smoke test failed, nothing was certified: {problem[0]}")
+            self._run = certify_role(
+                self.role, self.adapter, self.host, profile=self.profile, seed_value=self.seed,
+                command=self.command, fresh=self.fresh if self.command else None, timeout=self.timeout,
+                tokenizer=self.tokenizer, shrink=False,
+            )
+            self._report = json_report(self._run, implementation=self.adapter.description, target=self.target)
+        return self._report
+
+    def verdict(self, clause: str) -> tuple[str, str]:
+        record = next(r for r in self.report()["clauses"] if r["clause"] == clause)
+        status = record["status"]
+        if status == "skipped":
+            return status, record.get("reason", "not judged in this run")
+        if status == "passed":
+            return status, ""
+        lines = [f"{clause} {status} on {record['failed'] or record['errored']} of {record['cases']} cases ({record['spec']})"]
+        for metric, m in record.get("metrics", {}).items():
+            if isinstance(m, dict) and "meets" in m:
+                lines.append(f"  {metric}: {m['rate']} ({m['bound']} {m['threshold']})"
+                             + ("" if m["meets"] else "  <-- misses it"))
+        minimal = self._minimal(clause) if status == "failed" and record["kind"] == "hard" else None
+        if minimal is not None or "counterexample" in record:
+            from conformance.report import replay_command
+
+            case, violation = minimal if minimal is not None else (None, None)
+            if case is None:
+                cx = record["counterexample"]
+                lines += [f"  {cx['message']}", f"  request: {cx['request']}", f"  replay: {cx['replay']}"]
+            else:
+                lines += [f"  {violation.message}", f"  minimal request: {case.request_line()}",
+                          f"  replay: {replay_command(self.target, self.role, case.to_json())}"]
+        if "error" in record:
+            lines += [f"  errored: {record['error']['reason']}", f"  request: {record['error']['request']}"]
+        return status, "\n".join(lines)
+
+    def _minimal(self, clause: str) -> Any:
+        from conformance.certify import hunt, hunt_plan
+        from conformance.clauses import COMPILER_CLAUSES
+        from conformance.engine import CompilerJudge
+        from conformance.plan_engine import PlannerJudge
+
+        if clause in ("CLI-STREAM", "CLI-BAD-RECORD", "PL-DETERMINISM"):
+            return None
+        if clause in COMPILER_CLAUSES and self.role != "planner":
+            found = hunt(CompilerJudge(self.adapter, self.host), clause, profile=self.profile, seed_value=self.seed)
+            if found is not None or self.role == "compiler":
+                return found
+        judge = PlannerJudge(self.adapter, self.host, role=self.role, tokenizer=self.tokenizer)
+        return hunt_plan(judge, clause, profile=self.profile, seed_value=self.seed)
+
+
+def _state(config: pytest.Config) -> _State:
+    state = getattr(config, "_codemode_state", None)
+    if state is None:
+        state = _State(config)
+        config._codemode_state = state  # type: ignore[attr-defined]
+        config.add_cleanup(state.close)
+    return state
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "codemode: a clause of the codemode conformance certification")
+
+
+def _quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
