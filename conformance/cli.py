@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     cert.add_argument("--manifest", type=Path, metavar="FILE",
                       help="the implementation's manifest (name, version, role, tokenizer, homepage), recorded in every report")
     cert.add_argument("--profile", choices=("quick", "standard", "deep"), default=None,
-                      help="quick (a PR gate, about 30 s for a compiler), standard, deep (nightly); default standard,"
+                      help="quick (a PR gate, about 15 s for a compiler), standard, deep (nightly); default standard,"
                            " or quick where Hypothesis detects CI")
     cert.add_argument("--repeat", type=int, default=1, metavar="N",
                       help="judge every case N times; a case judged differently is reported as flaky (for LLMs)")
