@@ -131,14 +131,23 @@ def json_report(
             {
                 "case_id": case.id,
                 "request": case.request_line(),
-                "outcomes": [r.outcome for r in repeats],
-                "clauses": sorted({v.clause for r in repeats for v in r.violations}),
+                "outcomes": [_repeat_label(r) for r in repeats],
+                "clauses": sorted({v.clause for r in repeats for v in r.violations}
+                                  | {sc.clause for r in repeats for sc in getattr(r, "scores", ())}),
                 "replay": replay_command(target, run.role, case.to_json()),
             }
             for case, repeats in run.flaky
         ],
         "summary": {**summary, "flaky cases": len(run.flaky)},
     }
+
+
+def _repeat_label(result: Any) -> str:
+    """One repeat of a flaky case: its outcome, and its scored verdicts (which may be all that changed)."""
+    scores = getattr(result, "scores", ())
+    if not scores:
+        return str(result.outcome)
+    return f"{result.outcome} ({', '.join(f'{sc.metric} {sc.ok}'.lower() for sc in scores)})"
 
 
 def _cpus() -> int:

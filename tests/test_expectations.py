@@ -163,3 +163,18 @@ def test_a_broken_harness_fails_the_smoke_stage_with_exit_2(how: str) -> None:
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "smoke test failed, so nothing was certified" in proc.stderr
     assert "passed" not in proc.stdout and "FAILED" not in proc.stdout
+
+
+def test_repeat_reports_flaky_cases_apart_from_failures(tmp_path: Path) -> None:
+    report = tmp_path / "r.json"
+    proc = _certify("--role", "planner", "--python", "tests.faulty.planners:non_deterministic", "--examples", "30",
+                    "--repeat", "3", "--report", str(report), "--no-corpora")
+    data = json.loads(report.read_text())
+    assert data["repeat"] == 3 and data["flaky"], proc.stdout + proc.stderr
+    flaky = data["flaky"][0]
+    assert len(flaky["outcomes"]) == 3 and len(set(flaky["outcomes"])) > 1 and "replay" in flaky
+    assert data["summary"]["flaky cases"] == len(data["flaky"])
+    assert "flaky cases (judged differently on repeats" in proc.stdout
+    flaky_ids = {f["case_id"] for f in data["flaky"]}
+    failing_ids = {i for c in data["clauses"] for i in c.get("failed_case_ids", [])}
+    assert not flaky_ids & failing_ids  # a flaky case is not also counted as a failure
