@@ -294,6 +294,7 @@ def _hunt(
     seed_value: int,
     database: Any = None,
     deadline: float | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> tuple[Any, Violation] | None:
     """Find and shrink a case breaking ``clause``. With ``database`` (a campaign's shared Hypothesis
     example database), failures other hunts saved are tried first and this one's is saved. ``deadline``
@@ -305,8 +306,8 @@ def _hunt(
     @seed(seed_value)
     @given(batches)
     def search(batch: list[Any]) -> None:
-        if time.monotonic() > stop_at and last:
-            return  # out of time: keep the smallest failure found so far
+        if (time.monotonic() > stop_at and last) or (stop is not None and stop()):
+            return  # out of time (or told to stop): keep the smallest failure found so far
         for result in provisional(batch):
             for v in result.violations:
                 if v.clause == clause:

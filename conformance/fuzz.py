@@ -157,9 +157,13 @@ def work(options: WorkerOptions, worker: int) -> dict[str, Any]:
                 status["last_new"] = time.time()
                 clause = bucket.rsplit("-", 1)[0]
                 minimal = None
-                if not isinstance(violation, str):  # an error is kept as found: shrinking would re-crash it
+                # an error is kept as found (shrinking would re-crash it), and so is everything found once
+                # the campaign is stopped (Ctrl-C): it stops promptly and keeps what it found. At the time
+                # limit a bucket found in the last round is still shrunk, for at most 30 s more.
+                if not isinstance(violation, str) and not stop.exists():
                     minimal = _hunt(evaluate, evaluate, batches, clause, profile=profile, seed_value=seed_value,
-                                    database=database, deadline=min(options.deadline + 30, time.time() + profile.hunt_seconds))
+                                    database=database, stop=lambda: stop.exists(),
+                                    deadline=min(options.deadline + 30, time.time() + profile.hunt_seconds))
                 if minimal is not None:
                     case, violation = minimal
                 message = violation if isinstance(violation, str) else violation.message
