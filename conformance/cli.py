@@ -464,7 +464,17 @@ def _replay_corpus(args: argparse.Namespace) -> int:
 
 
 def _fuzz(args: argparse.Namespace) -> int:
+    import signal
+
     from conformance import fuzz
+
+    def interrupted(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    # Ctrl-C (and a CI job's SIGTERM) stop the campaign cleanly, even when this process was started
+    # with SIGINT ignored (as by nohup, or from a pytest-xdist worker)
+    signal.signal(signal.SIGINT, interrupted)
+    signal.signal(signal.SIGTERM, interrupted)
 
     if args.workers < 1 or args.minutes <= 0:
         print("codemode fuzz: --workers is at least 1 and --minutes above 0", file=sys.stderr)
