@@ -104,26 +104,24 @@ def default_root() -> Path | None:
     return None
 
 
-def discover(root: Path | None, role: str) -> list[Entry]:
-    """Every entry under ``root``'s ``curated/`` and ``regressions/`` that ``role`` is judged on."""
-    if root is None:
-        return []
+def _entries(root: Path | None) -> list[Entry]:
+    """Every entry of every ``*.jsonl`` under ``root``'s ``curated/`` and ``regressions/``."""
     out: list[Entry] = []
     for sub in ("curated", "regressions"):
-        for path in sorted((root / sub).glob("*.jsonl")) if (root / sub).is_dir() else ():
-            out += [e for e in read(path) if e.kind in KINDS_OF_ROLE[role]]
+        folder = root / sub if root is not None else None
+        for path in sorted(folder.glob("*.jsonl")) if folder is not None and folder.is_dir() else ():
+            out += read(path)
     return out
+
+
+def discover(root: Path | None, role: str) -> list[Entry]:
+    """Every entry under ``root``'s ``curated/`` and ``regressions/`` that ``role`` is judged on."""
+    return [e for e in _entries(root) if e.kind in KINDS_OF_ROLE[role]]
 
 
 def find(root: Path | None, ident: str) -> list[Entry]:
     """Entries whose id starts with ``ident`` (an id or a prefix of one)."""
-    if root is None:
-        return []
-    out = []
-    for sub in ("curated", "regressions"):
-        for path in sorted((root / sub).glob("*.jsonl")) if (root / sub).is_dir() else ():
-            out += [e for e in read(path) if e.id.startswith(ident)]
-    return out
+    return [e for e in _entries(root) if e.id.startswith(ident)]
 
 
 def judge(entries: Sequence[Entry], *, compile_judge: Any = None, plan_judge: Any = None) -> list[Any]:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import itertools
 import zlib
-from functools import lru_cache
 from dataclasses import asdict, dataclass
 from importlib import resources
 from typing import Any
@@ -53,7 +52,6 @@ class Config:
     dilations: tuple[int, ...] = (1, 2, 4, 8, 16, 1)
 
 
-@lru_cache(maxsize=65536)
 def word_id(text: str, buckets: int) -> int:
     """The hashed identity of a word or punctuation token (stable across runs and machines)."""
     return SPECIALS + zlib.crc32(text.lower().encode("utf-8", "surrogatepass")) % buckets

@@ -97,13 +97,21 @@ def _refused(clause: str, message: str, answer: dict[str, Any]) -> list[Violatio
     return [Violation(clause=clause, message=message, expected='{"diagnostic": ...}', actual=jsonio.dumps(answer)[:300])]
 
 
-def _catalog_check(clause: str, contract: str) -> Callable[[PlanCase, dict[str, Any]], list[Violation]]:
+Check = Callable[[PlanCase, dict[str, Any]], list[Violation]]
+
+
+def _named(check: Check, clause: str, doc: str) -> Check:
+    """``check`` under its clause's name (``pl_schema`` for PL-SCHEMA) with its docstring."""
+    check.__name__ = clause.lower().replace("-", "_")
+    check.__doc__ = f"{clause}: {doc}"
+    return check
+
+
+def _catalog_check(clause: str, contract: str) -> Check:
     def check(case: PlanCase, answer: dict[str, Any]) -> list[Violation]:
         return _refused(clause, f"a request whose catalog breaks {clause} was not answered with a diagnostic", answer)
 
-    check.__name__ = clause.lower().replace("-", "_")
-    check.__doc__ = f"{clause}: {contract} A request whose catalog breaks it gets exactly a diagnostic."
-    return check
+    return _named(check, clause, f"{contract} A request whose catalog breaks it gets exactly a diagnostic.")
 
 
 in_count = _catalog_check("IN-COUNT", '"`tools`: 1-8 catalog entries"')
@@ -144,16 +152,14 @@ def pl_response(case: PlanCase, answer: dict[str, Any], *, role: str = "planner"
     return response_form(answer, role=role)
 
 
-def _plan_clause(clause: str, contract: str) -> Callable[[PlanCase, dict[str, Any]], list[Violation]]:
+def _plan_clause(clause: str, contract: str) -> Check:
     def check(case: PlanCase, answer: dict[str, Any]) -> list[Violation]:
         catalog = catalog_of(case)
         if catalog is None or "plan" not in answer:
             return []
         return [v for v in validate_plan(answer["plan"], catalog) if v.clause == clause]
 
-    check.__name__ = clause.lower().replace("-", "_")
-    check.__doc__ = f"{clause}: {contract} Judged on every plan answered, against the request's catalog."
-    return check
+    return _named(check, clause, f"{contract} Judged on every plan answered, against the request's catalog.")
 
 
 pl_schema = _plan_clause("PL-SCHEMA", '"A successful response contains a `plan`"; its schema is reference/plan.schema.json.')
