@@ -223,7 +223,12 @@ class SubprocessAdapter:
 
 class PythonAdapter:
     """Calls ``module:function`` with each request line (``str``); it returns the response line or a
-    ``dict``. An exception, a hang past ``timeout`` or a non-JSON answer is errored."""
+    ``dict``. An exception, a hang past ``timeout`` or a non-JSON answer is errored.
+
+    A function may also offer a batch form as its ``many`` attribute: a list of request lines in, a
+    list of answers (lines or dicts) out, in order. The adapter then sends whole batches through it,
+    with ``timeout`` for the batch; a batch that raises, hangs or answers the wrong number of times
+    is sent again one line at a time, so each line gets its own answer or its own error."""
 
     def __init__(self, target: str, *, timeout: float = 10.0) -> None:
         self.description = f"--python {target}"
@@ -239,6 +244,8 @@ class PythonAdapter:
         if not callable(function):
             raise CannotStart(f"{target!r} is not callable")
         self.function: Callable[[str], Any] = function
+        many = getattr(function, "many", None)
+        self.many: Callable[[list[str]], Any] | None = many if callable(many) else None
         self._pool = ThreadPoolExecutor(max_workers=1)
 
     @classmethod
@@ -248,25 +255,39 @@ class PythonAdapter:
         self.description = description
         self.timeout = timeout
         self.function = function
+        many = getattr(function, "many", None)
+        self.many = many if callable(many) else None
         self._pool = ThreadPoolExecutor(max_workers=1)
         return self
 
     def exchange(self, requests: Sequence[dict[str, Any]]) -> list[Answer]:
-        return [self._one(jsonio.dumps(r)) for r in requests]
+        return self.exchange_lines([jsonio.dumps(r) for r in requests])
 
     def exchange_lines(self, lines: Sequence[str]) -> list[Answer]:
+        if self.many is not None and len(lines) > 1:
+            results = self._call(self.many, list(lines))
+            if isinstance(results, list) and len(results) == len(lines):
+                return [self._answer(result) for result in results]
         return [self._one(line) for line in lines]
 
     def _one(self, line: str) -> Answer:
-        future = self._pool.submit(self.function, line)
+        result = self._call(self.function, line)
+        return result if isinstance(result, Errored) else self._answer(result)
+
+    def _call(self, function: Callable[[Any], Any], argument: Any) -> Any:
+        """``function(argument)`` on the worker thread, or why it gave nothing."""
+        future = self._pool.submit(function, argument)
         try:
-            result = future.result(timeout=self.timeout)
+            return future.result(timeout=self.timeout)
         except FutureTimeout:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = ThreadPoolExecutor(max_workers=1)  # the hung call keeps its thread
             return Errored(reason=f"no answer within {self.timeout:g}s")
         except Exception:
             return Errored(reason="raised an exception", stderr=traceback.format_exc(limit=8))
+
+    @staticmethod
+    def _answer(result: Any) -> Answer:
         if isinstance(result, str):
             return parse_answer(result)
         if isinstance(result, dict):

@@ -7,6 +7,7 @@ failure can be replayed later from its one-line form.
 from __future__ import annotations
 
 import hashlib
+import random
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -16,7 +17,7 @@ from hypothesis import strategies as st
 from reference import jsonio
 from reference.catalog import Catalog, Returns
 from reference.names import RESERVED_WORDS
-from reference.plan import Plan
+from reference.plan import Output, Plan
 from strategies import Behaviour, catalogs, invalid_catalogs, invalid_plans, plans, rows_for, tool_behaviours
 from strategies._internal.catalogs import tools as tool_entries
 
@@ -219,12 +220,14 @@ def exercised(case: CompileCase, exp: Expectation | None) -> tuple[str, ...]:
 # --- generating cases ---------------------------------------------------------------------------------
 
 
-_SHAPING_SCENARIOS = st.sampled_from(
-    ("rows", "rows", "rows", "bad-row", "bad-row", "bad-row-past-limit", "bad-row-past-limit", "not-array", "not-array", "as-drawn")
-)
-_MODE_MIX = st.sampled_from((("single",), ("sequential",), ("parallel",), ("sequential",), ("parallel",)))
+_SCENARIOS = ("rows", "rows", "rows", "bad-row", "bad-row", "bad-row-past-limit", "bad-row-past-limit", "not-array",
+              "not-array", "as-drawn")
+_SHAPING_SCENARIOS = st.sampled_from(_SCENARIOS)
+_MODES = (("single",), ("sequential",), ("parallel",), ("sequential",), ("parallel",))
+_MODE_MIX = st.sampled_from(_MODES)
+_SHAPE_NAMES = ("__proto__", "toString", "id", "name", "constructor", "$", "score", "\u540d\u524d")
 _SHAPE_PROPERTIES = st.lists(
-    st.sampled_from(("__proto__", "toString", "id", "name", "constructor", "$", "score", "\u540d\u524d")),
+    st.sampled_from(_SHAPE_NAMES),
     min_size=1,
     max_size=4,
     unique=True,
@@ -310,6 +313,72 @@ def compile_cases() -> st.SearchStrategy[CompileCase]:
     """Compile cases: mostly valid plans with tool behaviours, a fifth invalid plans or catalogs.
     Shrinks towards a valid single call of a one-tool catalog that resolves at once."""
     return st.one_of(valid_cases(), valid_cases(), valid_cases(), valid_cases(), invalid_cases())
+
+
+def sample_compile_cases(rng: random.Random, n: int) -> list[CompileCase]:
+    """``n`` compile cases drawn from ``rng`` as :func:`compile_cases` draws them (the same kinds, about
+    the same weights), about a hundred times faster and without shrinking: a campaign's volume."""
+    from strategies._internal.catalogs import break_catalog
+    from strategies._internal.plans import break_plan
+    from strategies._internal.sampling import Sampler
+
+    s = Sampler(rng)
+    out = []
+    for _ in range(n):
+        k = rng.randrange(5)
+        if k == 4:  # invalid: a broken catalog (a quarter) or a broken plan
+            if rng.randrange(4) == 0:
+                raw_tools, clause = break_catalog(s, s.catalog(max_tools=3))
+                plan = {"mode": "single", "calls": [{"tool": "list_users", "args": {}}], "output": {"kind": "last"}}
+                out.append(CompileCase(tools=raw_tools, plan=plan, breaks=clause))
+            else:
+                catalog = s.catalog(max_tools=3)
+                raw_plan, clause = break_plan(s, s.plan(catalog), catalog)
+                out.append(CompileCase(tools=catalog.to_json(), plan=raw_plan, breaks=clause))
+            continue
+        adversarial = s.boolean()
+        if rng.randrange(3) == 0:
+            catalog, plan, behaviours = _sampled_shaping_case(s, adversarial=adversarial)
+        else:
+            catalog = s.catalog(max_tools=3, adversarial=adversarial)
+            plan = s.plan(catalog, modes=s.choice(_MODES), adversarial=adversarial)
+            behaviours = s.behaviours(plan, catalog)
+            if plan.mode == "parallel" and s.boolean():  # the final call settles first (see valid_cases)
+                last = len(behaviours) - 1
+                behaviours = tuple(replace(b, delay=2 * (last - i)) if b.kind in ("resolve", "reject") else b
+                                   for i, b in enumerate(behaviours))
+        out.append(CompileCase(tools=catalog.to_json(), plan=plan.to_json(), behaviours=behaviours))
+    return out
+
+
+def _sampled_shaping_case(s: Any, *, adversarial: bool) -> tuple[Catalog, Plan, tuple[Behaviour, ...]]:
+    """:func:`_shaping_case`, sampled: a single call of an array tool and rows for each shaping rule."""
+    props = tuple(s.rng.sample(_SHAPE_NAMES, s.integer(1, 4)))
+    first = s.tool(s.tool_name(adversarial=adversarial), adversarial=adversarial, returns="array")
+    first = replace(first, returns=Returns(kind="array", properties=props))
+    others = tuple(t for t in s.catalog(max_tools=2, adversarial=adversarial).tools if t.name != first.name)
+    catalog = Catalog(tools=(first, *others))
+    fields = tuple(s.rng.sample(props, s.integer(1, min(3, len(props))))) if s.integer(0, 4) < 4 else None
+    limit = (s.integer(0, 6) if s.boolean() else s.integer(0, 100)) if s.integer(0, 4) < 4 else None
+    plan = Plan(mode="single", calls=(s.call(first, adversarial=adversarial),),
+                output=Output(kind=s.choice(("all", "last")), fields=fields, limit=limit))
+    scenario = s.choice(_SCENARIOS)
+    if scenario == "as-drawn":
+        return catalog, plan, s.behaviours(plan, catalog)
+    shape = tuple(dict.fromkeys((*(fields or ()), *props)))
+    past_limit = scenario == "bad-row-past-limit" and limit is not None and fields is not None
+    rows: Any = s.rows(shape, bad=False, min_rows=limit if past_limit and limit else 1)
+    if scenario.startswith("bad-row"):
+        if fields and s.boolean():
+            drop = s.choice(fields)
+            bad: Any = {k: v for k, v in rows[0].items() if k != drop}
+        else:
+            bad = s.choice((None, 5, "row", True, [], ["id"], {}))
+        rows.insert(len(rows) if past_limit else s.integer(0, len(rows)), bad)
+    elif scenario == "not-array":
+        rows = s.choice(({}, None, {"rows": []}, {"length": 1, "0": {}}, "rows", 0, True))
+    kind = s.choice(("resolve", "resolve", "return"))
+    return catalog, plan, (Behaviour(kind=kind, value=rows, delay=s.integer(0, 2) if kind == "resolve" else 0),)
 
 
 

@@ -24,8 +24,11 @@ from strategies._internal.instructions import (
     ADVERSARIAL_SUPPORTED,
     SUPPORTED,
     UNSUPPORTED,
+    Chooser,
     DrawChooser,
     Instruction,
+    QuickChooser,
+    RandomChooser,
     adversarial,
     fresh_names,
     permute_catalog,
@@ -99,10 +102,12 @@ def from_instruction(inst: Instruction) -> PlanCase:
 # --- strategies -------------------------------------------------------------------------------------------
 
 
-@st.composite
-def supported_cases(draw: st.DrawFn) -> PlanCase:
-    ch = DrawChooser(draw)
-    catalog = render_catalog(ch, adversarial=draw(st.booleans()))
+# Each kind of case is built by a function of a chooser: a ``DrawChooser`` for the Hypothesis strategies
+# (certification, shrinking) or a ``RandomChooser`` for a campaign's volume (:func:`sample_plan_cases`).
+
+
+def _supported(ch: Chooser) -> PlanCase:
+    catalog = render_catalog(ch, adversarial=ch.boolean())
     family = ch.choice(SUPPORTED)
     inst = supported(ch, catalog, family) or supported(ch, catalog, "single")
     if inst is None:
@@ -110,9 +115,7 @@ def supported_cases(draw: st.DrawFn) -> PlanCase:
     return from_instruction(inst)
 
 
-@st.composite
-def unsupported_cases(draw: st.DrawFn) -> PlanCase:
-    ch = DrawChooser(draw, adversarial=False)
+def _unsupported(ch: Chooser) -> PlanCase:
     catalog = render_catalog(ch, adversarial=False, min_tools=2)
     for _ in range(4):
         inst = unsupported(ch, catalog, ch.choice(UNSUPPORTED))
@@ -121,9 +124,7 @@ def unsupported_cases(draw: st.DrawFn) -> PlanCase:
     return from_instruction(unsupported(ch, catalog, "dependency"))  # type: ignore[arg-type]
 
 
-@st.composite
-def adversarial_cases(draw: st.DrawFn) -> PlanCase:
-    ch = DrawChooser(draw)
+def _adversarial(ch: Chooser) -> PlanCase:
     catalog = render_catalog(ch)
     family = ch.choice(ADVERSARIAL_SUPPORTED + tuple(ADVERSARIAL_INVALID))
     for _ in range(4):
@@ -136,20 +137,15 @@ def adversarial_cases(draw: st.DrawFn) -> PlanCase:
     return from_instruction(inst)
 
 
-@st.composite
-def invalid_catalog_cases(draw: st.DrawFn) -> PlanCase:
-    clause = draw(st.sampled_from(CATALOG_CLAUSES))
-    raw, clause = draw(invalid_catalogs(clause=clause))
+def _invalid_catalog(ch: Chooser, raw: Any, clause: str) -> PlanCase:
     name = next((e.get("name") for e in raw if isinstance(e, dict) and isinstance(e.get("name"), str)), None) if isinstance(raw, list) else None
-    instruction = f"call {name}" if name and name.isidentifier() else draw(st.sampled_from(("call list_users", "run it")))
+    instruction = f"call {name}" if name and name.isidentifier() else ch.choice(("call list_users", "run it"))
     return PlanCase(instruction=instruction, tools=raw, expect={"diagnostic": clause}, family=clause)
 
 
-@st.composite
-def invariant_cases(draw: st.DrawFn) -> PlanCase:
+def _invariant(ch: Chooser) -> PlanCase:
     """The transformed side of a PL-INVARIANT pair (the untransformed request rides along in ``pair``)."""
-    ch = DrawChooser(draw)
-    catalog = render_catalog(ch, adversarial=draw(st.booleans()))
+    catalog = render_catalog(ch, adversarial=ch.boolean())
     if ch.chance(70):
         base = supported(ch, catalog, ch.choice(SUPPORTED)) or supported(ch, catalog, "single")
     else:
@@ -160,10 +156,7 @@ def invariant_cases(draw: st.DrawFn) -> PlanCase:
     if kind == "permute":
         new_catalog = permute_catalog(ch, catalog)
     elif kind == "values":
-        rng = random.Random(draw(st.integers(0, 2**32)))
-        from strategies._internal.instructions import RandomChooser
-
-        rc = RandomChooser(rng)
+        rc = RandomChooser(random.Random(ch.integer(0, 2**32)))
         seen: dict[str, str] = {}
 
         def swap(value: str) -> str:
@@ -189,6 +182,33 @@ def invariant_cases(draw: st.DrawFn) -> PlanCase:
     )
 
 
+@st.composite
+def supported_cases(draw: st.DrawFn) -> PlanCase:
+    return _supported(DrawChooser(draw))
+
+
+@st.composite
+def unsupported_cases(draw: st.DrawFn) -> PlanCase:
+    return _unsupported(DrawChooser(draw, adversarial=False))
+
+
+@st.composite
+def adversarial_cases(draw: st.DrawFn) -> PlanCase:
+    return _adversarial(DrawChooser(draw))
+
+
+@st.composite
+def invalid_catalog_cases(draw: st.DrawFn) -> PlanCase:
+    clause = draw(st.sampled_from(CATALOG_CLAUSES))
+    raw, clause = draw(invalid_catalogs(clause=clause))
+    return _invalid_catalog(DrawChooser(draw), raw, clause)
+
+
+@st.composite
+def invariant_cases(draw: st.DrawFn) -> PlanCase:
+    return _invariant(DrawChooser(draw))
+
+
 def plan_cases(*, tokenizer: str = "reference") -> st.SearchStrategy[PlanCase]:
     """Every kind of plan case, weighted so the scored clauses get enough cases of each family."""
     return st.one_of(
@@ -201,6 +221,31 @@ def plan_cases(*, tokenizer: str = "reference") -> st.SearchStrategy[PlanCase]:
         invalid_catalog_cases(),
         invariant_cases(),
     )
+
+
+def sample_plan_cases(rng: random.Random, n: int) -> list[PlanCase]:
+    """``n`` plan cases drawn from ``rng`` with the weights of :func:`plan_cases`, about a hundred times
+    faster than Hypothesis draws them (a campaign's volume; no shrinking)."""
+    from strategies._internal.catalogs import break_catalog
+    from strategies._internal.sampling import Sampler
+
+    ch = QuickChooser(rng)
+    sampler = Sampler(rng)
+    out = []
+    for _ in range(n):
+        k = rng.randrange(8)
+        if k < 3:
+            out.append(_supported(ch))
+        elif k < 5:
+            out.append(_unsupported(ch))
+        elif k == 5:
+            out.append(_adversarial(ch))
+        elif k == 6:
+            raw, clause = break_catalog(sampler, sampler.catalog(max_tools=3), clause=ch.choice(CATALOG_CLAUSES))
+            out.append(_invalid_catalog(ch, raw, clause))
+        else:
+            out.append(_invariant(ch))
+    return out
 
 
 def transform_plan(plan: Any, transform: dict[str, Any]) -> Any:

@@ -12,7 +12,7 @@ from typing import Any
 
 from conformance.adapters import Adapter, Errored
 from conformance.cases import CompileCase
-from conformance.checks.planner import invariant_check, judge_answer
+from conformance.checks.planner import at_limit_twin, invariant_check, judge_answer
 from conformance.engine import CaseResult, CompilerJudge
 from conformance.plan_cases import PlanCase, catalog_of
 from conformance.v8host import V8Host
@@ -54,20 +54,30 @@ class PlannerJudge:
     def evaluate(self, cases: Sequence[PlanCase]) -> list[PlanResult]:
         if not cases:
             return []
+        # each case's request, then its companions: a PL-INVARIANT pair's untransformed request, and an
+        # at-limit case's 127-token twin (IN-LENGTH)
         requests: list[dict[str, Any]] = []
+        companions: list[tuple[bool, bool]] = []
         for case in cases:
             requests.append(case.request())
+            twin = at_limit_twin(case) if self.tokenizer == "reference" else None
+            companions.append((case.pair is not None, twin is not None))
             if case.pair is not None:
                 requests.append(case.pair["request"])
+            if twin is not None:
+                requests.append(twin)
         answers = self.adapter.exchange(requests)
         results: list[PlanResult] = []
         js_jobs: list[tuple[int, CompileCase, dict[str, Any]]] = []
         at = 0
-        for case in cases:
+        for case, (paired, twinned) in zip(cases, companions):
             answer = answers[at]
-            base = answers[at + 1] if case.pair is not None else None
-            at += 2 if case.pair is not None else 1
-            results.append(self._judge(case, answer, base))
+            at += 1
+            base = answers[at] if paired else None
+            at += paired
+            twin_answer = answers[at] if twinned else None
+            at += twinned
+            results.append(self._judge(case, answer, base, twin_answer))
             if self.role == "pipeline" and isinstance(answer, dict):
                 job = _js_case(case, answer)
                 if job is not None:
@@ -85,13 +95,13 @@ class PlannerJudge:
                 )
         return results
 
-    def _judge(self, case: PlanCase, answer: Any, base: Any) -> PlanResult:
+    def _judge(self, case: PlanCase, answer: Any, base: Any, twin: Any = None) -> PlanResult:
         if isinstance(answer, Errored):
             exercised = ["PL-RESPONSE"]
             if case.expected_clause:
                 exercised.append(case.expected_clause)
             return PlanResult(case=case, exercised=tuple(exercised), errored=answer)
-        violations, scores, exercised = judge_answer(case, answer, role=self.role, tokenizer=self.tokenizer)
+        violations, scores, exercised = judge_answer(case, answer, role=self.role, tokenizer=self.tokenizer, twin=twin)
         if case.pair is not None and isinstance(base, dict):
             exercised.append("PL-INVARIANT")
             violations += invariant_check(case, answer, base)

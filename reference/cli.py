@@ -74,6 +74,17 @@ def pipeline_line(line: str) -> str:
     return jsonio.dumps(respond_many([line.encode("utf-8", "surrogatepass")], lambda r: plan_many(r, js=True))[0])
 
 
+def _lines(respond: Any) -> Any:
+    """The batch form of a ``*_line`` function (its ``many``: see ``conformance.adapters.PythonAdapter``):
+    request lines in, response lines out, the plan requests among them planned as one batch."""
+    return lambda lines: [jsonio.dumps(a) for a in respond_many([x.encode("utf-8", "surrogatepass") for x in lines], respond)]
+
+
+compile_line.many = _lines(lambda requests: [compile_handler(r) for r in requests])  # type: ignore[attr-defined]
+plan_line.many = _lines(plan_many)  # type: ignore[attr-defined]
+pipeline_line.many = _lines(lambda r: plan_many(r, js=True))  # type: ignore[attr-defined]
+
+
 def plan_main(*, js: bool = False, workers: int = 1) -> int:
     """``codemode plan``; with ``workers`` above 1, large batches of waiting lines are shared out to that
     many worker processes (see :class:`reference.planner.Planner`)."""

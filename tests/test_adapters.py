@@ -95,3 +95,46 @@ def test_certify_reports_a_crashing_implementation_as_errored() -> None:
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "ERRORED" in proc.stdout and "fell over" in proc.stdout
     assert "Traceback" not in proc.stderr
+
+
+def _batched(many: object) -> PythonAdapter:
+    from reference.cli import compile_line
+
+    def line(text: str) -> str:
+        calls.append("one")
+        return compile_line(text)
+
+    line.many = many  # type: ignore[attr-defined]
+    calls: list[str] = []
+    adapter = PythonAdapter.of(line, "batched", timeout=1.0)
+    adapter.calls = calls  # type: ignore[attr-defined]
+    return adapter
+
+
+def test_a_batch_form_answers_whole_batches_and_a_bad_batch_is_retried_line_by_line() -> None:
+    import time
+
+    from reference.cli import compile_line
+
+    batches: list[int] = []
+
+    def good(lines: list[str]) -> list[str]:
+        batches.append(len(lines))
+        return compile_line.many(lines)  # type: ignore[attr-defined]
+
+    adapter = _batched(good)
+    answers = adapter.exchange([GOOD] * 5)
+    assert batches == [5] and adapter.calls == []  # type: ignore[attr-defined]
+    assert all(isinstance(a, dict) and "js" in a for a in answers)
+    adapter.close()
+
+    def hangs(lines: list[str]) -> list[str]:
+        time.sleep(3)
+        return []
+
+    for bad in (lambda lines: 1 / 0, lambda lines: compile_line.many(lines)[:-1], hangs):  # type: ignore[attr-defined]
+        adapter = _batched(bad)
+        answers = adapter.exchange([GOOD] * 3)
+        assert adapter.calls == ["one"] * 3  # type: ignore[attr-defined]
+        assert all(isinstance(a, dict) and "js" in a for a in answers)
+        adapter.close()

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from conformance.checks.planner import invariant_check, judge_answer, json_equal, response_form
+from conformance.checks.planner import at_limit_twin, invariant_check, judge_answer, json_equal, response_form
 from conformance.plan_cases import PlanCase, transform_plan
 from reference import jsonio
+from reference.lexer import lex
 
 TOOLS = [{"name": "list_users", "arguments": {"team": "string"}, "required": [], "returns": {"kind": "array", "properties": ["id"]}}]
 PLAN = {"mode": "single", "calls": [{"tool": "list_users", "args": {"team": "blue"}}], "output": {"kind": "last"}}
@@ -39,6 +40,22 @@ def test_an_own_tokenizer_is_held_only_past_256_tokens() -> None:
     assert [v.clause for v in found] == ["IN-LENGTH"]
     found, _, _ = judge_answer(_long(129), answer, role="planner", tokenizer="reference")
     assert [v.clause for v in found] == ["IN-LENGTH"]
+
+
+def test_an_at_limit_diagnostic_fails_only_when_its_127_token_twin_gets_a_plan() -> None:
+    text = 'call list_users with team "blue"' + " ." * 122 + " Thanks"
+    case = PlanCase(instruction=text, tools=TOOLS, expect={"plan": PLAN}, family="at-limit")
+    twin = at_limit_twin(case)
+    assert twin is not None and twin["instruction"] == text[: -len(" Thanks")] and twin["tools"] == TOOLS
+    assert len(lex(twin["instruction"]).tokens) == 127 and len(lex(text).tokens) == 128
+    refused = {"diagnostic": "too long"}
+    found, _, exercised = judge_answer(case, refused, role="planner", tokenizer="reference", twin={"plan": PLAN})
+    assert "IN-LENGTH" in exercised and [v.clause for v in found] == ["IN-LENGTH"]  # an off-by-one limit
+    found, scores, _ = judge_answer(case, refused, role="planner", tokenizer="reference", twin=refused)
+    assert found == []  # refused for its content at 127 tokens too: PL-REJECT's false-diagnosis rate counts it
+    assert ("false-diagnosis", True) in [(s.metric, s.ok) for s in scores]
+    assert judge_answer(case, {"plan": PLAN}, role="planner", tokenizer="reference", twin=refused)[0] == []
+    assert at_limit_twin(_long(129)) is None
 
 
 def test_quoted_values_must_be_string_tokens() -> None:

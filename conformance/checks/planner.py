@@ -123,13 +123,29 @@ in_required = _catalog_check("IN-REQUIRED", '"Required argument names must exist
 in_returns = _catalog_check("IN-RETURNS", '"Return kinds are `text`, `object` or `array`"')
 
 
-def in_length(case: PlanCase, answer: dict[str, Any], *, tokenizer: str = "reference") -> list[Violation]:
+def at_limit_twin(case: PlanCase) -> dict[str, Any] | None:
+    """The 127-token twin of an at-limit case: its request less the instruction's last token (the
+    generator ends every at-limit instruction with a neutral word). ``None`` for any other case."""
+    if case.family != "at-limit":
+        return None
+    tokens = lex(case.instruction, max_tokens=10**6).tokens
+    if len(tokens) != 128:
+        return None
+    return {"instruction": case.instruction[: tokens[-1].start].rstrip(), "tools": case.tools}
+
+
+def in_length(case: PlanCase, answer: dict[str, Any], *, tokenizer: str = "reference", twin: Any = None) -> list[Violation]:
     """IN-LENGTH: "The frontend diagnoses inputs over 128 tokens rather than truncating them." Over the
-    limit: a diagnostic, whatever the first 128 tokens ask. At exactly 128 tokens: not a diagnostic."""
+    limit: a diagnostic, whatever the first 128 tokens ask. At exactly 128 tokens: a diagnostic that its
+    127-token twin (``twin``, the answer to :func:`at_limit_twin`) does not get, since only the length
+    told them apart; a request diagnosed at 127 tokens too was refused for its content, which
+    PL-REJECT's false-diagnosis rate counts."""
     if case.expected_clause == "IN-LENGTH":
         return _refused("IN-LENGTH", "an instruction over the token limit was not diagnosed (was it truncated?)", answer)
-    if case.family == "at-limit" and tokenizer == "reference" and "diagnostic" in answer:
-        return [Violation(clause="IN-LENGTH", message="an instruction of exactly 128 tokens was diagnosed; 128 is within the limit",
+    if case.family == "at-limit" and tokenizer == "reference" and "diagnostic" in answer \
+            and isinstance(twin, dict) and "diagnostic" not in twin:
+        return [Violation(clause="IN-LENGTH", message="an instruction of exactly 128 tokens was diagnosed, and the same"
+                          " instruction less its last token (127 tokens) was not; 128 is within the limit",
                           expected='{"plan": ...}', actual=jsonio.dumps(answer)[:300])]
     return []
 
@@ -231,8 +247,10 @@ CATALOG_CHECKS = {c.__name__.upper().replace("_", "-"): c for c in (in_count, in
 PLAN_CHECKS = {c.__name__.upper().replace("_", "-"): c for c in (pl_schema, pl_mode, pl_tool, pl_args, pl_shape, pl_opaque)}
 
 
-def judge_answer(case: PlanCase, answer: dict[str, Any], *, role: str, tokenizer: str) -> tuple[list[Violation], list[Score], list[str]]:
-    """Violations, scores and the clauses exercised for one answered plan case."""
+def judge_answer(case: PlanCase, answer: dict[str, Any], *, role: str, tokenizer: str,
+                 twin: Any = None) -> tuple[list[Violation], list[Score], list[str]]:
+    """Violations, scores and the clauses exercised for one answered plan case (``twin``: the answer to
+    its :func:`at_limit_twin`, if any)."""
     exercised = ["PL-RESPONSE"]
     found = pl_response(case, answer, role=role)
     clause = case.expected_clause
@@ -249,7 +267,7 @@ def judge_answer(case: PlanCase, answer: dict[str, Any], *, role: str, tokenizer
             found += in_length(case, answer, tokenizer=tokenizer)
     elif clause == "IN-LENGTH" or (case.family == "at-limit" and tokenizer == "reference"):
         exercised.append("IN-LENGTH")
-        found += in_length(case, answer, tokenizer=tokenizer)
+        found += in_length(case, answer, tokenizer=tokenizer, twin=twin)
     elif clause == "IN-STRING":
         exercised.append(clause)
         found += in_string(case, answer)

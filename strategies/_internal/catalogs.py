@@ -120,12 +120,20 @@ def invalid_catalogs(draw: st.DrawFn, *, clause: str | None = None) -> tuple[Any
     Built by breaking one thing in a valid catalog; ``clause`` restricts which. Shrinks towards the
     first mutation on a one-tool catalog.
     """
-    base = [t.to_json() for t in draw(catalogs(max_tools=3)).tools]
+    from strategies._internal.instructions import DrawChooser
+
+    return break_catalog(DrawChooser(draw), draw(catalogs(max_tools=3)), clause=clause)
+
+
+def break_catalog(ch: Any, catalog: Catalog, *, clause: str | None = None) -> tuple[Any, str]:
+    """``(raw_catalog, clause)``: ``catalog`` as JSON with one thing broken, chosen by ``ch`` (a
+    ``DrawChooser``, or a campaign's :class:`~strategies._internal.sampling.Sampler`)."""
+    base = [t.to_json() for t in catalog.tools]
     options = [m for m in _mutations(base) if clause is None or m[0] == clause]
     if not options:
         raise InvalidArgument(f"Cannot break clause={clause!r}: not an IN-* catalog clause")
-    broken_clause, how = draw(st.sampled_from(options))
-    i = draw(st.integers(0, len(base) - 1))
+    broken_clause, how = ch.choice(options)
+    i = ch.integer(0, len(base) - 1)
     entry = base[i]
     if how == "empty":
         return [], broken_clause
@@ -136,19 +144,19 @@ def invalid_catalogs(draw: st.DrawFn, *, clause: str | None = None) -> tuple[Any
         ]
         return base + extra, broken_clause
     if how == "not-array":
-        return draw(st.sampled_from([{}, "tools", None, 3])), broken_clause
+        return ch.choice([{}, "tools", None, 3]), broken_clause
     if how == "drop-key":
-        del entry[draw(st.sampled_from(("name", "arguments", "required", "returns")))]
+        del entry[ch.choice(("name", "arguments", "required", "returns"))]
     elif how == "extra-key":
-        entry[draw(st.sampled_from(("description", "Name", "type", "schema")))] = "x"
+        entry[ch.choice(("description", "Name", "type", "schema"))] = "x"
     elif how == "entry-not-object":
-        base[i] = draw(st.sampled_from(["list_users", 7, None, ["name"]]))
+        base[i] = ch.choice(["list_users", 7, None, ["name"]])
     elif how == "reserved-name":
-        entry["name"] = draw(st.sampled_from(sorted(RESERVED_WORDS)))
+        entry["name"] = ch.choice(sorted(RESERVED_WORDS))
     elif how == "not-identifier":
-        entry["name"] = draw(st.sampled_from(_NOT_IDENTIFIERS))
+        entry["name"] = ch.choice(_NOT_IDENTIFIERS)
     elif how == "name-not-string":
-        entry["name"] = draw(st.sampled_from([1, None, ["a"], {"a": 1}, True]))
+        entry["name"] = ch.choice([1, None, ["a"], {"a": 1}, True])
     elif how == "duplicate-name":
         if len(base) == 1:
             base.append(dict(entry))
@@ -158,14 +166,14 @@ def invalid_catalogs(draw: st.DrawFn, *, clause: str | None = None) -> tuple[Any
         entry["arguments"] = {f"a{k}": "string" for k in range(5)}
         entry["required"] = []
     elif how == "nested-type":
-        arg = draw(identifier_names(adversarial=False))
-        entry["arguments"] = {arg: draw(st.sampled_from(["object", "array", "null", "integer", {"type": "string"}, "String"]))}
+        arg = ch.identifier()
+        entry["arguments"] = {arg: ch.choice(["object", "array", "null", "integer", {"type": "string"}, "String"])}
         entry["required"] = []
     elif how == "argument-not-identifier":
-        entry["arguments"] = {draw(st.sampled_from(_NOT_IDENTIFIERS)): "string"}
+        entry["arguments"] = {ch.choice(_NOT_IDENTIFIERS): "string"}
         entry["required"] = []
     elif how == "arguments-not-object":
-        entry["arguments"] = draw(st.sampled_from([["a"], "a", None, 1]))
+        entry["arguments"] = ch.choice([["a"], "a", None, 1])
         entry["required"] = []
     elif how == "undeclared-required":
         missing = "undeclared"
@@ -178,15 +186,15 @@ def invalid_catalogs(draw: st.DrawFn, *, clause: str | None = None) -> tuple[Any
         first = next(iter(entry["arguments"]))
         entry["required"] = [first, first]
     elif how == "required-not-array":
-        entry["required"] = draw(st.sampled_from(["a", None, {"a": True}, 1]))
+        entry["required"] = ch.choice(["a", None, {"a": True}, 1])
     elif how == "bad-kind":
-        entry["returns"] = {"kind": draw(st.sampled_from(["list", "string", "Array", "", None]))}
+        entry["returns"] = {"kind": ch.choice(["list", "string", "Array", "", None])}
     elif how == "text-with-properties":
         entry["returns"] = {"kind": "text", "properties": ["id"]}
     elif how == "duplicate-property":
-        entry["returns"] = {"kind": draw(st.sampled_from(("object", "array"))), "properties": ["id", "id"]}
+        entry["returns"] = {"kind": ch.choice(("object", "array")), "properties": ["id", "id"]}
     elif how == "property-not-identifier":
-        entry["returns"] = {"kind": "array", "properties": [draw(st.sampled_from(_NOT_IDENTIFIERS))]}
+        entry["returns"] = {"kind": "array", "properties": [ch.choice(_NOT_IDENTIFIERS)]}
     elif how == "returns-extra-key":
         entry["returns"] = dict(entry["returns"], description="rows")
     return base, broken_clause

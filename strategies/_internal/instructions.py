@@ -18,6 +18,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any, Protocol, TypeVar
 
 from hypothesis import assume
@@ -60,6 +61,7 @@ class Chooser(Protocol):
     def choice(self, options: Sequence[T]) -> T: ...
     def integer(self, lo: int, hi: int) -> int: ...
     def chance(self, percent: int) -> bool: ...
+    def boolean(self) -> bool: ...
     def string(self) -> str: ...
     def number(self) -> int | float: ...
 
@@ -84,6 +86,9 @@ class RandomChooser:
 
     def chance(self, percent: int) -> bool:
         return self.rng.randrange(100) < percent
+
+    def boolean(self) -> bool:
+        return self.rng.random() < 0.5
 
     def string(self) -> str:
         r = self.rng.randrange(10)
@@ -117,6 +122,20 @@ class RandomChooser:
         return self.rng.randint(-1000, 1000)
 
 
+class QuickChooser(RandomChooser):
+    """A :class:`RandomChooser` whose choices cost one ``random()`` each (a fuzzing campaign's volume).
+    Its choices differ from ``RandomChooser``'s for the same seed, whose sequences training depends on."""
+
+    def choice(self, options: Sequence[T]) -> T:
+        return options[int(self.rng.random() * len(options))]
+
+    def integer(self, lo: int, hi: int) -> int:
+        return lo + int(self.rng.random() * (hi - lo + 1))
+
+    def chance(self, percent: int) -> bool:
+        return self.rng.random() * 100 < percent
+
+
 class DrawChooser:
     """Choices drawn by Hypothesis: each shrinks towards the first option, 0, ``False``."""
 
@@ -132,6 +151,14 @@ class DrawChooser:
 
     def chance(self, percent: int) -> bool:
         return self.draw(st.integers(0, 99)) >= 100 - percent
+
+    def boolean(self) -> bool:
+        return self.draw(st.booleans())
+
+    def identifier(self) -> str:
+        from strategies._internal.values import identifier_names
+
+        return self.draw(identifier_names(adversarial=False))
 
     def string(self) -> str:
         from strategies._internal.values import strings
@@ -248,6 +275,7 @@ _LIMIT_FORMS = (
     ("only the first", "results"), ("limit", ""), ("up to", "rows"), ("the first", "items"),
     ("cap it at", "rows"), ("no more than", "rows"),
 )
+AT_LIMIT_WORD = "Thanks"  # the last token of every at-limit instruction
 _PADDING = (
     "This is a routine request.", "Thanks in advance.", "Nothing else is needed.", "Please be careful.",
     "This is for the weekly report.", "Keep it simple.", "No rush on this one.", "That is all.",
@@ -374,6 +402,7 @@ def _name(ch: Chooser, *, tool: bool, adversarial: bool) -> str:
     return name
 
 
+@lru_cache(maxsize=1 << 14)
 def usable_name(name: str, *, tool: bool) -> bool:
     """Can an instruction name ``name``: one word token, not an English word the renderer writes."""
     if not (is_tool_name(name) if tool else is_identifier_name(name)):
@@ -450,6 +479,11 @@ class Instruction:
         return {"instruction": self.text, "tools": self.catalog.to_json()}
 
 
+@lru_cache(maxsize=1 << 16)
+def _token_count(piece: str) -> int:
+    return len(lex(piece).tokens)
+
+
 class _Pieces:
     """Instruction text built from pieces, each one token with a tag or an untagged phrase."""
 
@@ -483,10 +517,10 @@ class _Pieces:
             if out and not glue:
                 out.append(" ")
             out.append(text)
-            tokens = lex(text).tokens
-            if tag != "O" and len(tokens) != 1:
-                raise AssertionError(f"tagged piece {text!r} is {len(tokens)} tokens")
-            tags.extend([tag] * len(tokens))
+            n = _token_count(text)
+            if tag != "O" and n != 1:
+                raise AssertionError(f"tagged piece {text!r} is {n} tokens")
+            tags.extend([tag] * n)
         text = "".join(out)
         if len(lex(text, max_tokens=10**6).tokens) != len(tags):
             raise AssertionError(f"pieces of {text!r} do not lex on their own")
@@ -861,8 +895,13 @@ def adversarial(ch: Chooser, catalog: Catalog, family: str) -> Instruction | Non
         inst = render(ch, catalog, plan)
         return replace(inst, family="injection") if len(inst.tags or ()) <= MAX_TOKENS else None
     if family == "at-limit":
-        padded = pad(ch, base, MAX_TOKENS)
-        return replace(padded, family="at-limit") if padded else None
+        # padded to 127 tokens, then one neutral word: the request less its last token is its 127-token
+        # twin, which tells a diagnostic caused by the length from one caused by the content (IN-LENGTH)
+        padded = pad(ch, base, MAX_TOKENS - 1)
+        if padded is None:
+            return None
+        return replace(padded, text=padded.text + " " + AT_LIMIT_WORD, family="at-limit",
+                       tags=None if padded.tags is None else padded.tags + ("O",))
     if family == "over-length":
         padded = pad(ch, base, MAX_TOKENS + ch.choice((1, 1, 2, 10, 100)))
         if padded is None:

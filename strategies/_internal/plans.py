@@ -74,6 +74,8 @@ def _plans(
 
 
 _LIMITS = st.integers(0, 100) | st.sampled_from((0, 1, 2, 3))
+#: numbers that are not exact JavaScript numbers, as a plan's JSON carries them
+_INEXACT = (*map(InexactNumber, INEXACT_NUMBER_TEXTS), MAX_SAFE_INTEGER + 1, -(MAX_SAFE_INTEGER + 1), 2**63)
 
 
 # --- invalid plans ----------------------------------------------------------------------------------
@@ -87,47 +89,52 @@ def invalid_plans(draw: st.DrawFn, catalog: Catalog, *, clause: str | None = Non
     :class:`~reference.jsonio.InexactNumber`, which ``reference.jsonio.dumps`` writes as its literal
     text. Shrinks towards the first applicable mutation.
     """
-    plan = draw(plans(catalog))
+    from strategies._internal.instructions import DrawChooser
+
+    return break_plan(DrawChooser(draw), draw(plans(catalog)), catalog, clause=clause)
+
+
+def break_plan(ch: Any, plan: Plan, catalog: Catalog, *, clause: str | None = None) -> tuple[Any, str]:
+    """``(raw_plan, clause)``: ``plan`` with one thing broken, chosen by ``ch`` (a ``DrawChooser``, or a
+    campaign's :class:`~strategies._internal.sampling.Sampler`)."""
     raw = plan.to_json()
     options = [m for m in _applicable(plan, catalog) if clause is None or m[0] == clause]
     if not options:
         raise InvalidArgument(f"Cannot break clause={clause!r} for this catalog")
-    broken, how = draw(st.sampled_from(options))
+    broken, how = ch.choice(options)
     call = raw["calls"][0]
     tool = catalog.tool(call["tool"])
     assert tool is not None
     if how == "extra-key":
-        raw[draw(st.sampled_from(("id", "Mode", "notes")))] = "x"
+        raw[ch.choice(("id", "Mode", "notes"))] = "x"
     elif how == "missing-key":
-        del raw[draw(st.sampled_from(("mode", "calls", "output")))]
+        del raw[ch.choice(("mode", "calls", "output"))]
     elif how == "bad-mode":
-        raw["mode"] = draw(st.sampled_from(("batch", "Single", "", None, 1)))
+        raw["mode"] = ch.choice(("batch", "Single", "", None, 1))
     elif how == "bad-output-kind":
-        raw["output"]["kind"] = draw(st.sampled_from(("first", "none", "All", None)))
+        raw["output"]["kind"] = ch.choice(("first", "none", "All", None))
     elif how == "call-extra-key":
         call["id"] = 1
     elif how == "nested-arg":
-        call["args"][draw(st.sampled_from(tool.arguments))[0] if tool.arguments else "x"] = draw(
-            st.sampled_from(({}, [], None, {"a": 1}, ["a"]))
-        )
+        call["args"][ch.choice(tool.arguments)[0] if tool.arguments else "x"] = ch.choice(({}, [], None, {"a": 1}, ["a"]))
     elif how == "bad-limit":
-        raw["output"]["limit"] = draw(st.sampled_from((101, -1, 2.5, "5", True, 1000)))
+        raw["output"]["limit"] = ch.choice((101, -1, 2.5, "5", True, 1000))
     elif how == "bad-fields":
-        raw["output"]["fields"] = draw(st.sampled_from(([], ["a", "b", "c", "d"], ["a", "a"], "a", [1])))
+        raw["output"]["fields"] = ch.choice(([], ["a", "b", "c", "d"], ["a", "a"], "a", [1]))
     elif how == "no-calls":
         raw["calls"] = []
     elif how == "four-calls":
-        raw["mode"] = draw(st.sampled_from(("sequential", "parallel")))
+        raw["mode"] = ch.choice(("sequential", "parallel"))
         raw["calls"] = (raw["calls"] * 4)[:4]
         raw["output"] = {"kind": raw["output"]["kind"]}
     elif how == "not-object":
-        raw = draw(st.sampled_from(([], "plan", None, 1)))
+        raw = ch.choice(([], "plan", None, 1))
     elif how == "single-with-two":
         raw["mode"] = "single"
         raw["calls"] = [call, call]
         raw["output"] = {"kind": raw["output"]["kind"]}
     elif how == "many-with-one":
-        raw["mode"] = draw(st.sampled_from(("sequential", "parallel")))
+        raw["mode"] = ch.choice(("sequential", "parallel"))
         raw["calls"] = [call]
         raw["output"] = {"kind": raw["output"]["kind"]}
     elif how == "unknown-tool":
@@ -141,16 +148,13 @@ def invalid_plans(draw: st.DrawFn, catalog: Catalog, *, clause: str | None = Non
             name += "_"
         call["args"][name] = "x"
     elif how == "missing-required":
-        del call["args"][draw(st.sampled_from(tool.required))]
+        del call["args"][ch.choice(tool.required)]
     elif how == "wrong-type":
-        name, kind = draw(st.sampled_from(tool.arguments))
+        name, kind = ch.choice(tool.arguments)
         call["args"][name] = {"string": 5, "number": "5", "boolean": 1}[kind]
     elif how == "inexact-number":
-        name = draw(st.sampled_from([a for a, k in tool.arguments if k == "number"]))
-        call["args"][name] = draw(
-            st.sampled_from(INEXACT_NUMBER_TEXTS).map(InexactNumber)
-            | st.sampled_from((MAX_SAFE_INTEGER + 1, -(MAX_SAFE_INTEGER + 1), 2**63))
-        )
+        name = ch.choice([a for a, k in tool.arguments if k == "number"])
+        call["args"][name] = ch.choice(_INEXACT)
     elif how == "fields-on-non-array":
         raw["output"]["fields"] = ["id"]
     elif how == "shape-in-many":

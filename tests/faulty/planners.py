@@ -70,6 +70,13 @@ def _truncating(request: dict[str, Any], answer: dict[str, Any]) -> dict[str, An
     return _reference({"instruction": cut, "tools": request["tools"]})
 
 
+def _limit_127(request: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+    """An off-by-one token limit: diagnoses an instruction of exactly 128 tokens."""
+    if len(lex(request["instruction"], max_tokens=10**9).tokens) == 128:
+        return {"diagnostic": "the instruction is longer than 127 tokens"}
+    return answer
+
+
 def _on_plan(change: Callable[[dict[str, Any], dict[str, Any]], None]) -> Line:
     def wrapped(request: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
         if "plan" in answer:
@@ -174,6 +181,7 @@ FAULTY: dict[str, Line] = {
     "undeclared-required": lenient("IN-REQUIRED"),
     "bad-returns": lenient("IN-RETURNS"),
     "truncates-long-inputs": _wrap(_truncating),
+    "limit-127": _wrap(_limit_127),
     "bad-escapes": lenient("IN-STRING"),
     "unsafe-integers": lenient("IN-NUMBER"),
     "empty-diagnostic": _wrap(_empty_diagnostic),
@@ -200,6 +208,7 @@ CLAUSE_OF = {
     "undeclared-required": "IN-REQUIRED",
     "bad-returns": "IN-RETURNS",
     "truncates-long-inputs": "IN-LENGTH",
+    "limit-127": "IN-LENGTH",
     "bad-escapes": "IN-STRING",
     "unsafe-integers": "IN-NUMBER",
     "empty-diagnostic": "PL-RESPONSE",
