@@ -70,8 +70,24 @@ def loads(text: str | bytes) -> Any:
     )
 
 
+def _holds_inexact(value: Any) -> bool:
+    """Whether an ``InexactNumber`` is anywhere in ``value`` (a walk that builds nothing)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, InexactNumber):
+            return True
+    return False
+
+
 def dumps(value: Any) -> str:
     """One line of pure-ASCII JSON; an ``InexactNumber`` is written as its literal text."""
+    if not _holds_inexact(value):
+        return json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
     literals: list[str] = []
     tag = "\x00codemode-literal-" + secrets.token_hex(8) + "-"
 
