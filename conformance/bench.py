@@ -157,35 +157,43 @@ def bench_plan(*, instructions: int = 2000, chunk: int = 500, workers: int = 2) 
 
 
 def bench_fuzz(*, seconds: float = 60.0, workers: int = 2) -> int:
-    """``codemode bench fuzz``: full-pipeline campaign throughput against the reference (in-process, role
-    pipeline: plan requests whose ``js`` is judged in V8, and compile requests), on ``workers`` xdist
-    workers against one worker as the baseline. The rate counts judged cases over the time the workers
-    were judging (start-up excluded); regressions go to a scratch folder, not the corpora."""
+    """``codemode bench fuzz``: full-pipeline campaign throughput against the reference (``codemode plan
+    --js``, as ``make certify`` runs it; role pipeline: plan requests whose ``js`` is judged in V8, and
+    compile requests) on ``workers`` xdist
+    workers, against two baselines from the same run: one worker, and ``workers`` workers drawing every
+    case with Hypothesis (``--hypothesis-share 1``). The rate counts judged cases over the time the
+    workers were judging (start-up excluded); regressions go to a scratch folder, not the corpora."""
     import json
+    import shlex
+    import sys
     import tempfile
     from pathlib import Path
 
     from conformance import fuzz
 
-    print(f"codemode bench fuzz: role pipeline, --python reference.cli:pipeline_line, {seconds:g}s per campaign")
-    rates = {}
-    for n in (workers, 1) if workers != 1 else (1,):
+    command = shlex.join([sys.executable, "-m", "conformance.cli", "plan", "--js"])
+    print(f"codemode bench fuzz: role pipeline, --cmd 'codemode plan --js', {seconds:g}s per campaign")
+    runs = [(f"{workers} workers", workers, 0.1)]
+    if workers != 1:
+        runs.append(("1 worker", 1, 0.1))
+    runs.append((f"{workers} workers, Hypothesis only", workers, 1.0))
+    rates = []
+    for label, n, share in runs:
         with tempfile.TemporaryDirectory(prefix="codemode-bench-fuzz-") as scratch:
             folder = Path(scratch)
             merged = fuzz.campaign(
-                role="pipeline", command=None, python="reference.cli:pipeline_line", minutes=seconds / 60,
+                role="pipeline", command=command, python=None, minutes=seconds / 60,
                 workers=n, db=None, regressions=folder / "regressions", seed=0, timeout=30.0,
                 tokenizer="reference", campaign_dir=folder / "campaign", out=open(os.devnull, "w"),
+                hypothesis_share=share,
             )
             statuses = [json.loads(p.read_text()) for p in (folder / "campaign").glob("worker-*.json")]
             if not statuses:
-                print(f"  {n} workers: no worker reported (see the campaign log)")
+                print(f"  {label}: no worker reported (see the campaign log)")
                 return 1
             busy = max(s["updated"] for s in statuses) - min(s["started"] for s in statuses)
-            rates[n] = merged["cases"] / max(busy, 1e-9)
-            print(f"  {n} worker{'s' if n > 1 else ''}: {merged['cases']:7d} cases in {busy:5.1f}s judging"
-                  f"  {rates[n]:8.0f} cases/s  ({len(merged['buckets'])} buckets)")
-    if workers != 1:
-        print(f"\n{workers} workers vs 1: {rates[workers] / rates[1]:.2f}x;"
-              f" target >= 1000 cases/s on {workers} workers: {'met' if rates[workers] >= 1000 else 'NOT met'}")
+            rates.append(merged["cases"] / max(busy, 1e-9))
+            print(f"  {label:<30} {merged['cases']:7d} cases in {busy:5.1f}s judging {rates[-1]:8.0f} cases/s"
+                  f"  {rates[0] / rates[-1]:5.2f}x  ({len(merged['buckets'])} buckets)")
+    print(f"\ntarget >= 1000 cases/s on {workers} workers: {'met' if rates[0] >= 1000 else 'NOT met'}")
     return 0

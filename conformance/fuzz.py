@@ -5,11 +5,14 @@ workers (``pytest -p conformance.pytest_plugin --codemode-fuzz DIR -n WORKERS``)
 rounds of cases with its own seeds and judges them in batches, as ``certify`` does. Most rounds are
 sampled from a seeded ``random.Random`` by the same generators the Hypothesis strategies drive
 (``sample_plan_cases``, ``sample_compile_cases``: a hundred times faster to draw); a tenth of each
-worker's time goes to rounds Hypothesis draws, for its edge cases. A failure is put in a
-*bucket* by its clause and its signature (the violation's message with the values taken out), so the
-thousandth instance of a bug is not news; the first instance of a new bucket is shrunk by Hypothesis to a
-minimal case and written to ``corpora/regressions/`` as a corpus line naming its clause, where ``certify``
-replays it from then on (``codemode replay FILE --cmd CMD`` says FIXED, FAILED or ERRORED).
+worker's time (``--hypothesis-share``) goes to rounds Hypothesis draws, for its edge cases.
+
+A failure is put in a *bucket* by its clause and its signature (the violation's message with the values
+taken out), so the thousandth instance of a bug is not news. For the first instance of a new bucket,
+Hypothesis searches for a failure of that clause and shrinks it; the minimal case (or the case as found,
+marked so, when the search does not meet the failure again in its time) is written to
+``corpora/regressions/`` as a corpus line naming its clause, where ``certify`` replays it from then on
+(``codemode replay FILE --cmd CMD`` says FIXED, FAILED or ERRORED).
 
 Workers share a Hypothesis example database: a directory by default, or a Redis server
 (``--db redis://127.0.0.1:6379/0``, Hypothesis's ``RedisExampleDatabase``) so campaigns on many machines
@@ -39,7 +42,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-HYPOTHESIS_SHARE = 0.1  # of a worker's time, for rounds of cases Hypothesis draws (the rest are sampled)
 STATUS_EVERY = 1.0  # seconds between a worker's status writes
 
 
@@ -81,6 +83,7 @@ class WorkerOptions:
     regressions: Path
     timeout: float
     tokenizer: str
+    hypothesis_share: float = 0.1  # of a worker's time, for rounds Hypothesis draws (the rest are sampled)
 
 
 def work(options: WorkerOptions, worker: int) -> dict[str, Any]:
@@ -156,10 +159,11 @@ def work(options: WorkerOptions, worker: int) -> dict[str, Any]:
                 return results
 
             # most rounds judge cases sampled from a seeded random.Random (a hundred times faster to draw);
-            # HYPOTHESIS_SHARE of the time goes to rounds Hypothesis draws, with its own taste for edge
+            # hypothesis_share of the time goes to rounds Hypothesis draws, with its own taste for edge
             # cases. A round is short either way, so the deadline is never overrun by much.
             started = time.monotonic()
-            if status["hypothesis_seconds"] < HYPOTHESIS_SHARE * (started - began):
+            share = options.hypothesis_share
+            if share >= 1 or (round_ > 1 and status["hypothesis_seconds"] < share * (started - began)):
                 explore(run, lambda cases, evaluate=evaluate: judged(evaluate(cases), drawn_by="hypothesis_cases"),
                         batches, profile=profile, seed_value=seed_value)
                 status["hypothesis_seconds"] += time.monotonic() - started
@@ -224,6 +228,7 @@ def campaign(
     tokenizer: str,
     campaign_dir: Path | None = None,
     out: Any = sys.stderr,
+    hypothesis_share: float = 0.1,
 ) -> dict[str, Any]:
     """Run a campaign on ``workers`` xdist workers for ``minutes``; returns the merged status."""
     folder = campaign_dir or Path(tempfile.mkdtemp(prefix="codemode-fuzz-"))
@@ -242,6 +247,7 @@ def campaign(
         "--codemode-fuzz-deadline", repr(deadline), "--codemode-role", role, "--codemode-seed", str(seed),
         "--codemode-fuzz-regressions", str(regressions.resolve()), "--codemode-timeout", str(timeout),
         "--codemode-tokenizer", tokenizer, "--codemode-fuzz-workers", str(workers),
+        "--codemode-fuzz-hypothesis-share", repr(hypothesis_share),
     ]
     args += ["--codemode-cmd", command] if command else ["--codemode-python", str(python)]
     if db:

@@ -5,8 +5,10 @@
 adds one test item per clause of the role, ``codemode::<CLAUSE>``: it passes when the clause passed, fails
 with the minimal request (one JSONL line) and the command that replays it, fails when the implementation
 errored (crashed, hung, answered garbage: never a pass), and is skipped when the clause was not judged.
-Each pytest process (each xdist worker) runs the same seeded certification once, so a clause's verdict does
-not depend on the worker it lands on; the per-clause work (finding a minimal case) is what xdist spreads.
+The certification runs once per session: under xdist the first worker that needs a verdict certifies and
+shares the report through a file; the others wait for it (the implementation is not asked everything once
+per worker, which matters when every answer costs money). The per-clause work (finding a minimal case)
+is what xdist spreads.
 ``-k``, ``--junitxml``, ``-x`` and the rest of pytest work as usual.
 
 The public strategies (``strategies``: catalogs, plans, behaviours, instructions...) are importable for
@@ -40,6 +42,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--codemode-fuzz-regressions", default="corpora/regressions", help=argparse_suppress())
     group.addoption("--codemode-fuzz-db", default=None, help=argparse_suppress())
     group.addoption("--codemode-fuzz-workers", type=int, default=1, help=argparse_suppress())
+    group.addoption("--codemode-fuzz-hypothesis-share", type=float, default=0.1, help=argparse_suppress())
 
 
 def argparse_suppress() -> str:
@@ -122,6 +125,7 @@ class FuzzItem(pytest.Item):
                 regressions=Path(config.getoption("codemode_fuzz_regressions")),
                 timeout=config.getoption("codemode_timeout"),
                 tokenizer=config.getoption("codemode_tokenizer"),
+                hypothesis_share=config.getoption("codemode_fuzz_hypothesis_share"),
             ),
             int(worker.removeprefix("gw")) if worker.removeprefix("gw").isdigit() else 0,
         )
@@ -160,6 +164,8 @@ class _State:
         self.adapter = make_adapter(command=self.command, python=self.python, timeout=self.timeout)
         self._run: Any = None
         self._report: dict[str, Any] | None = None
+        # under xdist, the folder the controller made for the session's one report (see pytest_configure)
+        self.shared: str | None = getattr(config, "workerinput", {}).get("codemode_shared")
 
     def close(self) -> None:
         self.adapter.close()
@@ -172,20 +178,43 @@ class _State:
 
     def report(self) -> dict[str, Any]:
         if self._report is None:
-            from conformance.certify import certify_role
-            from conformance.cli import smoke
-            from conformance.report import json_report
-
-            problem = smoke(self.adapter, self.role)
-            if problem is not None:
-                raise pytest.UsageError(f"codemode: smoke test failed, nothing was certified: {problem[0]}")
-            self._run = certify_role(
-                self.role, self.adapter, self.host, profile=self.profile, seed_value=self.seed,
-                command=self.command, fresh=self.fresh if self.command else None, timeout=self.timeout,
-                tokenizer=self.tokenizer, shrink=False,
-            )
-            self._report = json_report(self._run, implementation=self.adapter.description, target=self.target)
+            self._report = self._shared(self.shared) if self.shared else self._certify()
+        if "smoke" in self._report:
+            raise pytest.UsageError(f"codemode: smoke test failed, nothing was certified: {self._report['smoke']}")
         return self._report
+
+    def _certify(self) -> dict[str, Any]:
+        from conformance.certify import certify_role
+        from conformance.cli import smoke
+        from conformance.report import json_report
+
+        problem = smoke(self.adapter, self.role)
+        if problem is not None:
+            return {"smoke": problem[0]}
+        self._run = certify_role(
+            self.role, self.adapter, self.host, profile=self.profile, seed_value=self.seed,
+            command=self.command, fresh=self.fresh if self.command else None, timeout=self.timeout,
+            tokenizer=self.tokenizer, shrink=False,
+        )
+        return json_report(self._run, implementation=self.adapter.description, target=self.target)
+
+    def _shared(self, folder: str) -> dict[str, Any]:
+        """The session's one report: made by whichever worker takes the lock first, read by the rest."""
+        import fcntl
+        import json
+        import os
+        from pathlib import Path
+
+        path = Path(folder) / "report.json"
+        with open(Path(folder) / "lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes (or the worker dies)
+            if path.exists():
+                return json.loads(path.read_text(encoding="utf-8"))
+            report = self._certify()
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(report), encoding="utf-8")
+            os.replace(tmp, path)
+            return report
 
     def verdict(self, clause: str) -> tuple[str, str]:
         record = next(r for r in self.report()["clauses"] if r["clause"] == clause)
@@ -241,6 +270,26 @@ def _state(config: pytest.Config) -> _State:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "codemode: a clause of the codemode conformance certification")
+    distributed = config.pluginmanager.hasplugin("xdist") and getattr(config.option, "numprocesses", None)
+    if _enabled(config) and distributed and not hasattr(config, "workerinput") and not config.getoption("codemode_fuzz"):
+        try:
+            import fcntl  # noqa: F401 - the report is shared under a POSIX file lock
+        except ImportError:  # pragma: no cover - elsewhere every worker certifies on its own
+            return
+        import shutil
+        import tempfile
+
+        folder = tempfile.mkdtemp(prefix="codemode-pytest-")
+        config._codemode_shared = folder  # type: ignore[attr-defined]
+        config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist (controller side): tell each worker where the session's one report is shared."""
+    folder = getattr(node.config, "_codemode_shared", None)
+    if folder is not None:
+        node.workerinput["codemode_shared"] = folder
 
 
 def _quote(text: str) -> str:

@@ -80,6 +80,7 @@ def test_a_campaign_finds_shrinks_and_keeps_a_regression_in_redis(tmp_path: Path
     assert plan["mode"] == "parallel" and 2 <= len(plan["calls"]) <= 3  # a parallel plan, shrunk
     statuses = [json.loads(p.read_text()) for p in (tmp_path / "c").glob("worker-*.json")]
     assert len(statuses) == 2 and all(s["done"] and s["cases"] > 0 for s in statuses)
+    assert all(s["sampled_cases"] > 0 for s in statuses) and "drawn by: sampling" in proc.stdout
     kept = [r for s in statuses for r in s["regressions"] if r["bucket"].startswith("JS-PARALLEL")]
     assert kept and all(r["minimized"] for r in kept)  # Hypothesis shrank it (within the hunt's time)
     assert "JS-PARALLEL" in proc.stdout and "replay: codemode replay" in proc.stdout
@@ -93,6 +94,16 @@ def test_a_campaign_finds_shrinks_and_keeps_a_regression_in_redis(tmp_path: Path
     assert failed.returncode == 1 and failed.stdout.startswith("FAILED") and "JS-PARALLEL" in failed.stdout
     fixed = codemode("replay", entry.id[:8], "--role", "compiler", "--cmd", REFERENCE, "--corpora", str(tmp_path))
     assert fixed.returncode == 0 and fixed.stdout.startswith("FIXED"), fixed.stdout + fixed.stderr  # found by id
+
+
+def test_hypothesis_share_one_draws_every_case_with_hypothesis(tmp_path: Path) -> None:
+    proc = codemode("fuzz", "--cmd", REFERENCE, "--role", "compiler", "--minutes", "0.15", "-n", "1",
+                    "--hypothesis-share", "1", "--regressions", str(tmp_path / "r"), "--campaign-dir", str(tmp_path / "c"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # the reference: nothing found
+    (status,) = [json.loads(p.read_text()) for p in (tmp_path / "c").glob("worker-*.json")]
+    assert status["hypothesis_cases"] == status["cases"] > 0 and status["sampled_cases"] == 0
+    bad = codemode("fuzz", "--cmd", REFERENCE, "--hypothesis-share", "1.5")
+    assert bad.returncode == 2 and "--hypothesis-share" in bad.stderr
 
 
 def test_replay_reports_errored_for_a_crashing_implementation(tmp_path: Path) -> None:

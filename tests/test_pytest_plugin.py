@@ -32,6 +32,20 @@ def test_the_reference_compiler_passes_clause_by_clause(pytester: pytest.Pyteste
     assert {"JS-ORDER", "CO-VALIDATE", "PL-DETERMINISM"} <= names
 
 
+def test_under_xdist_the_implementation_is_certified_once_not_once_per_worker(pytester: pytest.Pytester) -> None:
+    def requests(*xdist: str) -> int:
+        log = pytester.path / f"requests{len(xdist)}.log"
+        result = pytester.runpytest_subprocess(
+            "--codemode-cmd", python_module_command("tests.faulty.broken", f"counting={log}"),
+            "--codemode-role", "compiler", "--codemode-examples", "30", "-p", "no:cacheprovider", *xdist,
+        )
+        result.assert_outcomes(passed=19)
+        return len(log.read_text().splitlines())
+
+    alone = requests()
+    assert alone > 100 and requests("-n", "3") == alone  # the same seeded run, once, shared by three workers
+
+
 def test_a_faulty_compiler_fails_its_clause_with_a_minimal_request(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess(
         "--codemode-cmd", python_module_command("tests.faulty.compilers", "staggered-parallel"),

@@ -30,6 +30,9 @@ def main(how: str) -> int:
         if how == "dead":
             print("cannot load model", file=sys.stderr)
             return 1
+        if how.startswith("counting="):  # a good compiler that logs one line per request to a file
+            with open(how.removeprefix("counting="), "a", encoding="utf-8") as log:
+                log.write("request\n")
         sys.stdout.write(answer + "\n")
         sys.stdout.flush()
     return 0
