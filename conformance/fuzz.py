@@ -17,7 +17,7 @@ marked so, when the search does not meet the failure again in its time) is writt
 Workers share a Hypothesis example database: a directory by default, or a Redis server
 (``--db redis://127.0.0.1:6379/0``, Hypothesis's ``RedisExampleDatabase``) so campaigns on many machines
 replay each other's minimal failures when they shrink. A bucket is claimed by creating a file in the
-campaign directory, so two workers never shrink the same bucket twice.
+campaign directory (or a key in the Redis server), so two workers never shrink the same bucket twice.
 
 The parent process shows a live status (cases/s, cases per clause, buckets, time since the last new
 bucket) read from each worker's status file, and stops the campaign cleanly at its time limit or on
@@ -64,7 +64,9 @@ def example_database(spec: str | None, campaign: Path) -> Any:
             raise RuntimeError("a Redis example database needs the redis package: pip install redis") from err
         client = redis.Redis.from_url(spec)
         client.ping()  # fail now, with the server's error, not in the middle of a campaign
-        return RedisExampleDatabase(client, key_prefix=b"codemode-fuzz:")
+        database = RedisExampleDatabase(client, key_prefix=b"codemode-fuzz:")
+        database.codemode_client = client  # bucket claims go to the same server (see _claim)
+        return database
     return DirectoryBasedExampleDatabase(spec or str(campaign / "examples"))
 
 
@@ -170,7 +172,7 @@ def work(options: WorkerOptions, worker: int) -> dict[str, Any]:
             else:
                 judged(evaluate(sample(random.Random(seed_value), profile.chunk)), drawn_by="sampled_cases")
             for bucket, (case, violation) in found.items():
-                if bucket in status["buckets"] or not _claim(claims / bucket):
+                if bucket in status["buckets"] or not _claim(claims / bucket, database, options):
                     continue
                 status["buckets"].append(bucket)
                 status["last_new"] = time.time()
@@ -203,7 +205,15 @@ def work(options: WorkerOptions, worker: int) -> dict[str, Any]:
     return status
 
 
-def _claim(path: Path) -> bool:
+def _claim(path: Path, database: Any = None, options: WorkerOptions | None = None) -> bool:
+    """Claim a bucket for this worker: in the Redis server when the campaign shares one (so campaigns on
+    several machines against the same implementation never write the same bucket twice; a claim lapses an
+    hour after this campaign's deadline), else by creating a file in the campaign folder."""
+    client = getattr(database, "codemode_client", None)
+    if client is not None and options is not None:
+        target = hashlib.sha256(f"{options.role}|{options.command or options.python}".encode()).hexdigest()[:10]
+        lapse = max(60, int(options.deadline - time.time()) + 3600)
+        return bool(client.set(f"codemode-fuzz:bucket:{target}:{path.name}".encode(), os.getpid(), nx=True, ex=lapse))
     try:
         os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
         return True

@@ -88,6 +88,9 @@ def test_a_campaign_finds_shrinks_and_keeps_a_regression_in_redis(tmp_path: Path
 
     keys = redis.Redis.from_url(redis_url).keys(b"codemode-fuzz:*")
     assert keys, "the workers' shared example database holds the shrunk failures"
+    claims = [k for k in keys if k.startswith(b"codemode-fuzz:bucket:")]
+    assert {k.rsplit(b":", 1)[1].decode() for k in claims} >= {f.stem for f in files}  # one claim per bucket
+    assert not list((tmp_path / "c" / "buckets").iterdir())  # claimed in Redis, not in the campaign folder
 
     # replay: still FAILED on the faulty compiler, FIXED on the reference
     failed = codemode("replay", str(files[0]), "--role", "compiler", "--cmd", FAULTY)
