@@ -23,7 +23,8 @@ def test_faulty_compiler_fails_under_its_clause(name: str) -> None:
     finally:
         adapter.close()
     failed = [cid for cid in COMPILER_CLAUSES if run.status(cid) == "failed"]
-    assert clause in failed, f"{name} should fail {clause}; failed {failed}"
+    statuses = {cid: (run.status(cid), run.tallies[cid].cases, run.tallies[cid].errored) for cid in COMPILER_CLAUSES}
+    assert clause in failed, f"{name} should fail {clause}; failed {failed}; (status, cases, errored): {statuses}"
     tally = run.tallies[clause]
     assert tally.first_failure is not None and tally.first_failure[1].clause == clause
 

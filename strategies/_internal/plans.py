@@ -185,6 +185,9 @@ def _applicable(plan: Plan, catalog: Catalog) -> list[tuple[str, str]]:
         ("PL-SCHEMA", "four-calls"),
         ("PL-SCHEMA", "not-object"),
         ("PL-TOOL", "unknown-tool"),
+        # argument checks (declared, required, typed, exact) are where validators slip most: each of
+        # their mutations is drawn twice as often, so even a quick run meets each several times
+        ("PL-ARGS", "undeclared-arg"),
         ("PL-ARGS", "undeclared-arg"),
     ]
     if plan.mode == "single":
@@ -197,9 +200,9 @@ def _applicable(plan: Plan, catalog: Catalog) -> list[tuple[str, str]]:
         out.append(("PL-MODE", "many-with-one"))
         out.append(("PL-SHAPE", "shape-in-many"))
     if tool.required:
-        out.append(("PL-ARGS", "missing-required"))
+        out += [("PL-ARGS", "missing-required")] * 2
     if tool.arguments:
-        out.append(("PL-ARGS", "wrong-type"))
+        out += [("PL-ARGS", "wrong-type")] * 2
     if any(k == "number" for _, k in tool.arguments):
-        out.append(("PL-ARGS", "inexact-number"))
+        out += [("PL-ARGS", "inexact-number")] * 2
     return out
