@@ -178,6 +178,7 @@ def bench_fuzz(*, seconds: float = 60.0, workers: int = 2) -> int:
         runs.append(("1 worker", 1, 0.1))
     runs.append((f"{workers} workers, Hypothesis only", workers, 1.0))
     rates = []
+    print(f"  {'campaign':<30} {'cases':>7} {'judging':>16} {'rate':>14}  {workers} workers is")
     for label, n, share in runs:
         with tempfile.TemporaryDirectory(prefix="codemode-bench-fuzz-") as scratch:
             folder = Path(scratch)
@@ -193,7 +194,7 @@ def bench_fuzz(*, seconds: float = 60.0, workers: int = 2) -> int:
                 return 1
             busy = max(s["updated"] for s in statuses) - min(s["started"] for s in statuses)
             rates.append(merged["cases"] / max(busy, 1e-9))
-            print(f"  {label:<30} {merged['cases']:7d} cases in {busy:5.1f}s judging {rates[-1]:8.0f} cases/s"
-                  f"  {rates[0] / rates[-1]:5.2f}x  ({len(merged['buckets'])} buckets)")
+            print(f"  {label:<30} {merged['cases']:7d} {busy:14.1f}s {rates[-1]:8.0f} cases/s  {rates[0] / rates[-1]:10.2f}x"
+                  f"  ({len(merged['buckets'])} buckets)")
     print(f"\ntarget >= 1000 cases/s on {workers} workers: {'met' if rates[0] >= 1000 else 'NOT met'}")
     return 0
