@@ -226,9 +226,10 @@ class PythonAdapter:
     ``dict``. An exception, a hang past ``timeout`` or a non-JSON answer is errored.
 
     A function may also offer a batch form as its ``many`` attribute: a list of request lines in, a
-    list of answers (lines or dicts) out, in order. The adapter then sends whole batches through it,
-    with ``timeout`` for the batch; a batch that raises, hangs or answers the wrong number of times
-    is sent again one line at a time, so each line gets its own answer or its own error."""
+    list of answers (lines or dicts) out, in order. The adapter then sends whole batches through it; a
+    batch of n lines has n times ``timeout`` (the budget of n answers, as it cannot be watched line by
+    line), and a batch that raises, runs past that or answers the wrong number of times is sent again
+    one line at a time, so each line gets its own answer or its own error."""
 
     def __init__(self, target: str, *, timeout: float = 10.0) -> None:
         self.description = f"--python {target}"
@@ -265,7 +266,7 @@ class PythonAdapter:
 
     def exchange_lines(self, lines: Sequence[str]) -> list[Answer]:
         if self.many is not None and len(lines) > 1:
-            results = self._call(self.many, list(lines))
+            results = self._call(self.many, list(lines), timeout=self.timeout * len(lines))
             if isinstance(results, list) and len(results) == len(lines):
                 return [self._answer(result) for result in results]
         return [self._one(line) for line in lines]
@@ -274,15 +275,16 @@ class PythonAdapter:
         result = self._call(self.function, line)
         return result if isinstance(result, Errored) else self._answer(result)
 
-    def _call(self, function: Callable[[Any], Any], argument: Any) -> Any:
+    def _call(self, function: Callable[[Any], Any], argument: Any, *, timeout: float | None = None) -> Any:
         """``function(argument)`` on the worker thread, or why it gave nothing."""
+        timeout = self.timeout if timeout is None else timeout
         future = self._pool.submit(function, argument)
         try:
-            return future.result(timeout=self.timeout)
+            return future.result(timeout=timeout)
         except FutureTimeout:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = ThreadPoolExecutor(max_workers=1)  # the hung call keeps its thread
-            return Errored(reason=f"no answer within {self.timeout:g}s")
+            return Errored(reason=f"no answer within {timeout:g}s")
         except Exception:
             return Errored(reason="raised an exception", stderr=traceback.format_exc(limit=8))
 

@@ -138,9 +138,11 @@ def work(options: WorkerOptions, worker: int) -> dict[str, Any]:
         if options.role != "planner":
             jobs.append((CompilerJudge(adapter, host).evaluate, _batches(profile), sample_compile_cases))
         round_ = 0
-        began = time.monotonic()
+        spent = [0.0] * len(jobs)  # seconds of rounds, per job (plan cases, compile cases)
+        spent_hypothesis = [0.0] * len(jobs)
         while not stopped():
-            evaluate, batches, sample = jobs[round_ % len(jobs)]
+            job = round_ % len(jobs)
+            evaluate, batches, sample = jobs[job]
             seed_value = options.seed + worker * 1_000_003 + round_
             round_ += 1
             run = Run(role=options.role, profile=profile, seed=seed_value, clauses=())
@@ -162,15 +164,18 @@ def work(options: WorkerOptions, worker: int) -> dict[str, Any]:
 
             # most rounds judge cases sampled from a seeded random.Random (a hundred times faster to draw);
             # hypothesis_share of the time goes to rounds Hypothesis draws, with its own taste for edge
-            # cases. A round is short either way, so the deadline is never overrun by much.
+            # cases (kept per job, so plan and compile cases both get theirs). A round is short either way,
+            # so the deadline is never overrun by much.
             started = time.monotonic()
             share = options.hypothesis_share
-            if share >= 1 or (round_ > 1 and status["hypothesis_seconds"] < share * (started - began)):
+            if share >= 1 or (spent[job] > 0 and spent_hypothesis[job] < share * spent[job]):
                 explore(run, lambda cases, evaluate=evaluate: judged(evaluate(cases), drawn_by="hypothesis_cases"),
                         batches, profile=profile, seed_value=seed_value)
+                spent_hypothesis[job] += time.monotonic() - started
                 status["hypothesis_seconds"] += time.monotonic() - started
             else:
                 judged(evaluate(sample(random.Random(seed_value), profile.chunk)), drawn_by="sampled_cases")
+            spent[job] += time.monotonic() - started
             for bucket, (case, violation) in found.items():
                 if bucket in status["buckets"] or not _claim(claims / bucket, database, options):
                     continue

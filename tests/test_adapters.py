@@ -129,7 +129,7 @@ def test_a_batch_form_answers_whole_batches_and_a_bad_batch_is_retried_line_by_l
     adapter.close()
 
     def hangs(lines: list[str]) -> list[str]:
-        time.sleep(3)
+        time.sleep(5)  # past the batch's budget: 3 lines at 1 s each
         return []
 
     for bad in (lambda lines: 1 / 0, lambda lines: compile_line.many(lines)[:-1], hangs):  # type: ignore[attr-defined]

@@ -75,7 +75,8 @@ def _plans(
 
 _LIMITS = st.integers(0, 100) | st.sampled_from((0, 1, 2, 3))
 #: numbers that are not exact JavaScript numbers, as a plan's JSON carries them
-_INEXACT = (*map(InexactNumber, INEXACT_NUMBER_TEXTS), MAX_SAFE_INTEGER + 1, -(MAX_SAFE_INTEGER + 1), 2**63)
+_INEXACT_TEXTS = tuple(map(InexactNumber, INEXACT_NUMBER_TEXTS))
+_UNSAFE_INTEGERS = (MAX_SAFE_INTEGER + 1, -(MAX_SAFE_INTEGER + 1), 2**63)
 
 
 # --- invalid plans ----------------------------------------------------------------------------------
@@ -154,7 +155,8 @@ def break_plan(ch: Any, plan: Plan, catalog: Catalog, *, clause: str | None = No
         call["args"][name] = {"string": 5, "number": "5", "boolean": 1}[kind]
     elif how == "inexact-number":
         name = ch.choice([a for a, k in tool.arguments if k == "number"])
-        call["args"][name] = ch.choice(_INEXACT)
+        # half JSON texts no double holds exactly, half integers past the safe range
+        call["args"][name] = ch.choice(_UNSAFE_INTEGERS) if ch.boolean() else ch.choice(_INEXACT_TEXTS)
     elif how == "fields-on-non-array":
         raw["output"]["fields"] = ["id"]
     elif how == "shape-in-many":

@@ -70,11 +70,15 @@ def _truncating(request: dict[str, Any], answer: dict[str, Any]) -> dict[str, An
     return _reference({"instruction": cut, "tools": request["tools"]})
 
 
-def _limit_127(request: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
-    """An off-by-one token limit: diagnoses an instruction of exactly 128 tokens."""
-    if len(lex(request["instruction"], max_tokens=10**9).tokens) == 128:
-        return {"diagnostic": "the instruction is longer than 127 tokens"}
-    return answer
+def _limit(tokens: int) -> Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]:
+    """A token limit below 128: diagnoses every instruction longer than ``tokens``."""
+
+    def change(request: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+        if len(lex(request["instruction"], max_tokens=10**9).tokens) > tokens:
+            return {"diagnostic": f"the instruction is longer than {tokens} tokens"}
+        return answer
+
+    return change
 
 
 def _on_plan(change: Callable[[dict[str, Any], dict[str, Any]], None]) -> Line:
@@ -181,7 +185,8 @@ FAULTY: dict[str, Line] = {
     "undeclared-required": lenient("IN-REQUIRED"),
     "bad-returns": lenient("IN-RETURNS"),
     "truncates-long-inputs": _wrap(_truncating),
-    "limit-127": _wrap(_limit_127),
+    "limit-127": _wrap(_limit(127)),  # off by one: IN-LENGTH (its 127-token twins get plans)
+    "limit-100": _wrap(_limit(100)),  # far too low: the twins are refused too, so PL-REJECT's false diagnoses
     "bad-escapes": lenient("IN-STRING"),
     "unsafe-integers": lenient("IN-NUMBER"),
     "empty-diagnostic": _wrap(_empty_diagnostic),
@@ -209,6 +214,7 @@ CLAUSE_OF = {
     "bad-returns": "IN-RETURNS",
     "truncates-long-inputs": "IN-LENGTH",
     "limit-127": "IN-LENGTH",
+    "limit-100": "PL-REJECT",
     "bad-escapes": "IN-STRING",
     "unsafe-integers": "IN-NUMBER",
     "empty-diagnostic": "PL-RESPONSE",
