@@ -159,9 +159,8 @@ def bench_plan(*, instructions: int = 2000, chunk: int = 500, workers: int = 2) 
 def bench_fuzz(*, seconds: float = 60.0, workers: int = 2) -> int:
     """``codemode bench fuzz``: full-pipeline campaign throughput against the reference (``codemode plan
     --js``, as ``make certify`` runs it; role pipeline: plan requests whose ``js`` is judged in V8, and
-    compile requests) on ``workers`` xdist
-    workers, against two baselines from the same run: one worker, and ``workers`` workers drawing every
-    case with Hypothesis (``--hypothesis-share 1``). The rate counts judged cases over the time the
+    compile requests) on ``workers`` xdist workers, against two baselines from the same run: one worker,
+    and ``workers`` workers drawing every case with Hypothesis (``--hypothesis-share 1``). The rate counts judged cases over the time the
     workers were judging (start-up excluded); regressions go to a scratch folder, not the corpora."""
     import json
     import shlex

@@ -64,9 +64,7 @@ def example_database(spec: str | None, campaign: Path) -> Any:
             raise RuntimeError("a Redis example database needs the redis package: pip install redis") from err
         client = redis.Redis.from_url(spec)
         client.ping()  # fail now, with the server's error, not in the middle of a campaign
-        database = RedisExampleDatabase(client, key_prefix=b"codemode-fuzz:")
-        database.codemode_client = client  # bucket claims go to the same server (see _claim)
-        return database
+        return RedisExampleDatabase(client, key_prefix=b"codemode-fuzz:")
     return DirectoryBasedExampleDatabase(spec or str(campaign / "examples"))
 
 
@@ -97,8 +95,8 @@ def work(options: WorkerOptions, worker: int) -> dict[str, Any]:
     from conformance.adapters import make_adapter
     from conformance.cases import sample_compile_cases
     from conformance.certify import PROFILES, Run, _hunt, _plan_batches, _batches, explore
-    from conformance.plan_cases import sample_plan_cases
     from conformance.engine import CompilerJudge
+    from conformance.plan_cases import sample_plan_cases
     from conformance.plan_engine import PlannerJudge
     from conformance.v8host import V8Host
 
@@ -109,8 +107,8 @@ def work(options: WorkerOptions, worker: int) -> dict[str, Any]:
     claims = options.campaign / "buckets"
     claims.mkdir(parents=True, exist_ok=True)
     status: dict[str, Any] = {"worker": worker, "pid": os.getpid(), "started": time.time(), "cases": 0,
-                              "sampled_cases": 0, "hypothesis_cases": 0, "hypothesis_seconds": 0.0, "clauses": {}, "buckets": [], "regressions": [], "last_new": None, "errors": [],
-                              "done": False}
+                              "sampled_cases": 0, "hypothesis_cases": 0, "hypothesis_seconds": 0.0, "clauses": {},
+                              "buckets": [], "regressions": [], "last_new": None, "errors": [], "done": False}
     per_clause: Counter[str] = Counter()
     last_write = 0.0
 
@@ -172,7 +170,7 @@ def work(options: WorkerOptions, worker: int) -> dict[str, Any]:
                 explore(run, lambda cases, evaluate=evaluate: judged(evaluate(cases), drawn_by="hypothesis_cases"),
                         batches, profile=profile, seed_value=seed_value)
                 spent_hypothesis[job] += time.monotonic() - started
-                status["hypothesis_seconds"] += time.monotonic() - started
+                status["hypothesis_seconds"] = sum(spent_hypothesis)
             else:
                 judged(evaluate(sample(random.Random(seed_value), profile.chunk)), drawn_by="sampled_cases")
             spent[job] += time.monotonic() - started
@@ -214,7 +212,7 @@ def _claim(path: Path, database: Any = None, options: WorkerOptions | None = Non
     """Claim a bucket for this worker: in the Redis server when the campaign shares one (so campaigns on
     several machines against the same implementation never write the same bucket twice; a claim lapses an
     hour after this campaign's deadline), else by creating a file in the campaign folder."""
-    client = getattr(database, "codemode_client", None)
+    client = getattr(database, "redis", None)  # a RedisExampleDatabase's server
     if client is not None and options is not None:
         target = hashlib.sha256(f"{options.role}|{options.command or options.python}".encode()).hexdigest()[:10]
         lapse = max(60, int(options.deadline - time.time()) + 3600)
@@ -316,8 +314,8 @@ def campaign(
 
 def merge(folder: Path) -> dict[str, Any]:
     """The workers' status files, summed."""
-    merged: dict[str, Any] = {"cases": 0, "sampled_cases": 0, "hypothesis_cases": 0, "clauses": Counter(), "buckets": [], "regressions": [], "workers": 0,
-                              "last_new": None, "errors": [], "done": 0}
+    merged: dict[str, Any] = {"cases": 0, "sampled_cases": 0, "hypothesis_cases": 0, "clauses": Counter(),
+                              "buckets": [], "regressions": [], "workers": 0, "last_new": None, "errors": [], "done": 0}
     for path in sorted(folder.glob("worker-*.json")):
         try:
             status = json.loads(path.read_text(encoding="utf-8"))

@@ -103,7 +103,7 @@ def from_instruction(inst: Instruction) -> PlanCase:
 
 
 # Each kind of case is built by a function of a chooser: a ``DrawChooser`` for the Hypothesis strategies
-# (certification, shrinking) or a ``RandomChooser`` for a campaign's volume (:func:`sample_plan_cases`).
+# (certification, shrinking) or a ``QuickChooser`` for a campaign's volume (:func:`sample_plan_cases`).
 
 
 def _supported(ch: Chooser) -> PlanCase:

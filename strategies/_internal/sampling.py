@@ -7,23 +7,24 @@ strings and numbers (``strategies._internal.values``) and about their weights, a
 but without shrinking: a campaign draws its volume here and asks Hypothesis, with the strategies, for a
 minimal case once it has found a new failure.
 
-It also answers ``choice``, ``integer``, ``boolean`` and ``identifier`` like
+It is a :class:`~strategies._internal.instructions.QuickChooser` (``choice``, ``integer``, ``chance``,
+``boolean``) with the compile side's values, and answers ``identifier`` like
 :class:`~strategies._internal.instructions.DrawChooser`, so the code that breaks a valid plan or catalog
 (``break_plan``, ``break_catalog``) serves both.
 """
 
 from __future__ import annotations
 
-import random
 import struct
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from reference.catalog import ARGUMENT_TYPES, MAX_ARGUMENTS, MAX_TOOLS, Catalog, Returns, Tool
 from reference.jsonio import MAX_SAFE_INTEGER
 from reference.names import RESERVED_WORDS, is_identifier_name, is_tool_name
 from reference.plan import Call, Output, Plan, Value
 from strategies._internal.behaviours import Behaviour, Failure
+from strategies._internal.instructions import QuickChooser
 from strategies._internal.values import (
     ADVERSARIAL_STRINGS,
     EDGE_NUMBERS,
@@ -32,8 +33,6 @@ from strategies._internal.values import (
     WORDS,
     utf16_canonical,
 )
-
-T = TypeVar("T")
 
 _RESERVED = tuple(sorted(RESERVED_WORDS))
 _LETTERS = (  # code point ranges of letters (Lu, Ll, Lo) in several scripts, for random identifiers
@@ -45,22 +44,8 @@ _BEHAVIOUR_KINDS = ("resolve",) * 6 + ("return", "reject", "throw") * 3 + ("neve
 _FAILURE_VALUES = (None, 0, "", False, "boom")
 
 
-class Sampler:
+class Sampler(QuickChooser):
     """Everything a compile case is made of, drawn from one seeded ``random.Random``."""
-
-    def __init__(self, seed: int | random.Random) -> None:
-        self.rng = seed if isinstance(seed, random.Random) else random.Random(seed)
-
-    # --- the chooser interface (see DrawChooser) ----------------------------------------------------
-
-    def choice(self, options: Sequence[T]) -> T:
-        return options[self.rng.randrange(len(options))]
-
-    def integer(self, lo: int, hi: int) -> int:
-        return self.rng.randint(lo, hi)
-
-    def boolean(self) -> bool:
-        return self.rng.random() < 0.5
 
     def identifier(self) -> str:
         return self.name(adversarial=False)
