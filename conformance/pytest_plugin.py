@@ -18,6 +18,7 @@ your own property tests.
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import Any
 
 import pytest
@@ -106,7 +107,6 @@ class FuzzItem(pytest.Item):
     not do its share (found bugs are the campaign's result, written as regression files)."""
 
     def runtest(self) -> None:
-        import os
         from pathlib import Path
 
         from conformance.fuzz import WorkerOptions, work
@@ -164,8 +164,10 @@ class _State:
         self.adapter = make_adapter(command=self.command, python=self.python, timeout=self.timeout)
         self._run: Any = None
         self._report: dict[str, Any] | None = None
-        # under xdist, the folder the controller made for the session's one report (see pytest_configure)
-        self.shared: str | None = getattr(config, "workerinput", {}).get("codemode_shared")
+        # under xdist, the folder the controller made for the session's one report (see pytest_configure);
+        # a remote worker (``--tx ssh=...``) does not see it and certifies on its own
+        shared = getattr(config, "workerinput", {}).get("codemode_shared")
+        self.shared: str | None = shared if shared and os.path.isdir(shared) else None
 
     def close(self) -> None:
         self.adapter.close()
@@ -202,7 +204,6 @@ class _State:
         """The session's one report: made by whichever worker takes the lock first, read by the rest."""
         import fcntl
         import json
-        import os
         from pathlib import Path
 
         path = Path(folder) / "report.json"
