@@ -1,7 +1,8 @@
 """Strict JSON at the JSONL boundary.
 
 ``loads`` accepts exactly RFC 8259 JSON: no ``NaN``/``Infinity``, no duplicate object keys. Numbers keep
-what exactness needs: integers are ``int``; a non-integer literal is a ``float`` when it is exact and a
+what exactness needs: integers are ``int`` (those with more digits than Python converts are
+:class:`InexactNumber`); a non-integer literal is a ``float`` when it is exact and a
 :class:`InexactNumber` (a ``float`` that remembers its text) when it is not finite or is not the shortest
 round-trip form of its double, so validators can name the offending literal. ``dumps`` writes pure-ASCII
 JSON (lone surrogates as ``\\udXXX`` escapes), one line, the form every message on the wire takes.
@@ -47,6 +48,13 @@ def _parse_float(text: str) -> float:
     return value if decimal == Decimal(repr(value)) else InexactNumber(text)
 
 
+def _parse_int(text: str) -> int | InexactNumber:
+    try:
+        return int(text)
+    except ValueError:  # more digits than Python converts (4,300): none of them is exact in JavaScript
+        return InexactNumber(text)
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
@@ -65,6 +73,7 @@ def loads(text: str | bytes) -> Any:
     return json.loads(
         text,
         parse_float=_parse_float,
+        parse_int=_parse_int,
         parse_constant=_reject_constant,
         object_pairs_hook=_no_duplicates,
     )

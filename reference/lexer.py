@@ -33,16 +33,18 @@ WHITE_SPACE = frozenset(
 _ESCAPE = re.compile(r'\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})')
 _WORD_CLASS = r"\w$" + MARKS_AND_CONNECTORS  # \w is L, N and _; plus $, marks and connectors
 # One token per match (``findall`` scans the whole instruction in C, and the groups say what each match
-# is): white space, a whole string token (atomic, so an unterminated string fails in one linear scan), a
-# quote that opens a string which never ends, a number not followed by a word character (atomic: the
-# longest number or none, never a shorter one), a word, any other code point.
+# is): the white space before it, then a whole string token (atomic, so an unterminated string fails in
+# one linear scan), a quote that opens a string which never ends, a number not followed by a word
+# character (atomic: the longest number or none, never a shorter one), a word, any other code point, or
+# the end of the instruction (which takes trailing white space in one match, and is no token).
 _TOKEN = re.compile(
-    "([" + "".join(sorted(WHITE_SPACE)) + "]+)"
-    r'|("(?>(?:[^"\\]++|\\.)*+)")'
+    "([" + "".join(sorted(WHITE_SPACE)) + "]*+)(?:"
+    r'("(?>(?:[^"\\]++|\\.)*+)")'
     '|(")'
     "|((?>-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)(?![" + _WORD_CLASS + "]))"
     "|([" + _WORD_CLASS + "]+)"
-    "|(.)",
+    "|(.)"
+    "|\\Z)",
     re.S,
 )
 # a string token that is its own value: no escape, no control character, no surrogate code point
@@ -84,24 +86,25 @@ def lex(instruction: str, *, max_tokens: int = MAX_TOKENS) -> Lexed:
     """Tokens of ``instruction``; diagnoses bad strings, inexact numbers and more than ``max_tokens``."""
     tokens: list[Token] = []
     append = tokens.append
+    new = tuple.__new__  # a Token without the named tuple's Python-level constructor
     first: dict[str, Violation] = {}
-    i = 0  # the offset of the match in hand
+    i = 0  # the offset of the token in hand
     for space, string, opening, number, word, other in _TOKEN.findall(instruction):
+        if space:
+            i += len(space)
         if word:
             j = i + len(word)
             if word == "true" or word == "false":
-                append(Token("boolean", word, word == "true", i, j))
+                append(new(Token, ("boolean", word, word == "true", i, j)))
             else:
-                append(Token("word", word, word, i, j))
-        elif space:
-            j = i + len(space)
+                append(new(Token, ("word", word, word, i, j)))
         elif other:
             j = i + 1
-            append(Token("punct", other, other, i, j))
+            append(new(Token, ("punct", other, other, i, j)))
         elif string:
             j = i + len(string)
             if _PLAIN_STRING.match(string):
-                append(Token("string", string, string[1:-1], i, j))
+                append(new(Token, ("string", string, string[1:-1], i, j)))
             else:
                 token, problem = _string(string, i)
                 if problem is not None:
@@ -111,22 +114,25 @@ def lex(instruction: str, *, max_tokens: int = MAX_TOKENS) -> Lexed:
             j = i + len(number)
             value = jsonio.loads(number)
             if not jsonio.is_exact_number(value):
+                shown = number if len(number) <= 40 else number[:37] + "..."
                 first.setdefault(
                     "IN-NUMBER",
                     Violation(
                         clause="IN-NUMBER",
-                        message=f"{number} at offset {i} is not an exact JavaScript number"
+                        message=f"{shown} at offset {i} is not an exact JavaScript number"
                         " (finite; integers within +/-(2^53-1); shortest round-trip decimals)",
                     ),
                 )
             if value == 0:
                 value = 0  # -0 is 0
-            append(Token("number", number, value, i, j))
-        else:  # an opening quote whose string never ends: the rest of the instruction is inside it
+            append(new(Token, ("number", number, value, i, j)))
+        elif opening:  # an opening quote whose string never ends: the rest of the instruction is inside it
             first.setdefault(
                 "IN-STRING",
                 Violation(clause="IN-STRING", message=f"the quote at offset {i} opens a string that never ends"),
             )
+            break
+        else:  # the end of the instruction
             break
         i = j
     if len(tokens) > max_tokens:

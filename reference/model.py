@@ -15,13 +15,15 @@ arguments consistently, or permuting the catalog, cannot change a feature (PL-IN
 The network is a stack of residual dilated kernel-3 1-D convolutions over the tokens (no attention, nothing
 pretrained), with two heads: a tag per token (see ``strategies`` for the tag set) and, from masked mean
 and max pooling, the schedule (reject / sequential / parallel) and the output kind (all / last / default).
-Padding stays zero between layers, so a token's outputs do not depend on how much padding its batch has.
+Padding sends nothing to real tokens and is left out of the pooling, so a token's outputs do not depend on
+how much padding its batch has.
 """
 
 from __future__ import annotations
 
 import itertools
 import zlib
+from bisect import bisect_right
 from dataclasses import asdict, dataclass
 from importlib import resources
 from typing import Any
@@ -58,8 +60,8 @@ def word_id(text: str, buckets: int) -> int:
 
 
 def featurize(tokens: tuple[Token, ...], catalog: Catalog, buckets: int) -> tuple[list[int], list[int]]:
-    """Token ids of an instruction against its catalog, and its active binary features as flat
-    ``token_index * N_FEATURES + feature`` positions (the features are sparse: a handful per token)."""
+    """Token ids of an instruction against its catalog, and each token's binary features as one integer
+    (bit ``f`` set when feature ``f`` is on; a token has a handful of the ``N_FEATURES``)."""
     tools = {t.name: t for t in catalog.tools}
     any_args: dict[str, str] = {}
     required: set[str] = set()
@@ -70,39 +72,24 @@ def featurize(tokens: tuple[Token, ...], catalog: Catalog, buckets: int) -> tupl
         required.update(t.required)
         props.update(t.returns.properties or ())
     names = tools.keys() | any_args.keys() | props
-    n = len(tokens)
-    # the tool mentioned nearest before / after each position
-    next_tool: list[Any] = [None] * n
-    last = None
-    for i in range(n - 1, -1, -1):
-        next_tool[i] = last
-        tok = tokens[i]
-        if tok.kind == "word" and tok.text in tools:
-            last = tools[tok.text]
     known = _KNOWN.get(buckets)
     if known is None or len(known) > 65536:
         known = _KNOWN[buckets] = {}
     ids: list[int] = []
-    on: list[int] = []
+    codes: list[int] = []
     pt = None  # the tool mentioned nearest before
-    after = ()  # the features "a tool was mentioned before" (and "it returns an array")
+    tool_at: list[int] | None = None  # where tools are mentioned (found when first needed)
+    after = 0  # the features "a tool was mentioned before" (and "it returns an array")
     for i, tok in enumerate(tokens):
-        base = i * N_FEATURES
         kind, text = tok.kind, tok.text
         if (kind == "word" or kind == "punct") and text not in names:  # most tokens: an identity
             entry = known.get(text)
-            if entry is None:
-                entry = known[text] = (word_id(text, buckets), text[:1].isupper())
+            if entry is None:  # a word's text says its kind: words and punctuation never share one
+                entry = known[text] = (word_id(text, buckets), _KIND_BIT[kind] | (_CAPITAL if text[:1].isupper() else 0))
             ids.append(entry[0])
-            on.append(base + _KIND_INDEX[kind])
-            for f in after:
-                on.append(base + f)
-            if entry[1]:
-                on.append(base + 23)
+            codes.append(entry[1] | after)
             continue
-        on.append(base + _KIND_INDEX[kind])
-        for f in after:
-            on.append(base + f)
+        code = _KIND_BIT[kind] | after
         if kind == "string":
             ids.append(STRING)
         elif kind == "boolean":
@@ -111,72 +98,69 @@ def featurize(tokens: tuple[Token, ...], catalog: Catalog, buckets: int) -> tupl
             ids.append(NUMBER)
             value = tok.value
             if isinstance(value, int) or value.is_integer():  # type: ignore[union-attr]
-                on.append(base + 5)
+                code |= 1 << 5
                 if 0 <= value <= 100:  # type: ignore[operator]
-                    on.append(base + 6)
-        elif kind == "word" and (text in tools or text in any_args or text in props):
+                    code |= 1 << 6
+        else:  # a catalog name (names are identifiers, so never punctuation)
             ids.append(NAME)
             tool = tools.get(text)
             if tool is not None:
-                on.append(base + 7)
-                on.append(base + 8 + _RETURN_INDEX[tool.returns.kind])
+                code |= 1 << 7 | 1 << (8 + _RETURN_INDEX[tool.returns.kind])
                 if tool.returns.properties:
-                    on.append(base + 11)
+                    code |= 1 << 11
                 if tool.arguments:
-                    on.append(base + 12)
-            if text in any_args:
-                on.append(base + 13)
-                nt = next_tool[i]
-                kind_of = None
-                if pt is not None and (kind_of := pt.argument_type(text)):
-                    on.append(base + 14)
-                if nt is not None and (k2 := nt.argument_type(text)):
-                    on.append(base + 15)
-                    kind_of = kind_of or k2
-                on.append(base + 16 + _TYPE_INDEX[kind_of or any_args[text]])
-                if text in required:
-                    on.append(base + 19)
-            if text in props:
-                on.append(base + 20)
-                if pt is not None and text in (pt.returns.properties or ()):
-                    on.append(base + 21)
-                nt = next_tool[i]
-                if nt is not None and text in (nt.returns.properties or ()):
-                    on.append(base + 22)
+                    code |= 1 << 12
+            if text in any_args or text in props:
+                if tool_at is None:
+                    tool_at = [j for j, t in enumerate(tokens) if t.kind == "word" and t.text in tools]
+                k = bisect_right(tool_at, i)
+                nt = tools[tokens[tool_at[k]].text] if k < len(tool_at) else None  # the next tool mentioned
+                if text in any_args:
+                    code |= 1 << 13
+                    kind_of = None
+                    if pt is not None and (kind_of := pt.argument_type(text)):
+                        code |= 1 << 14
+                    if nt is not None and (k2 := nt.argument_type(text)):
+                        code |= 1 << 15
+                        kind_of = kind_of or k2
+                    code |= 1 << (16 + _TYPE_INDEX[kind_of or any_args[text]])
+                    if text in required:
+                        code |= 1 << 19
+                if text in props:
+                    code |= 1 << 20
+                    if pt is not None and text in (pt.returns.properties or ()):
+                        code |= 1 << 21
+                    if nt is not None and text in (nt.returns.properties or ()):
+                        code |= 1 << 22
             if tool is not None:
                 pt = tool
-                after = (25, 24) if tool.returns.kind == "array" else (25,)
-        else:  # punctuation named like a catalog entry cannot happen (names are identifiers)
-            ids.append(word_id(text, buckets))
-            if text[:1].isupper():
-                on.append(base + 23)
-    return ids, on
+                after = _AFTER_ARRAY if tool.returns.kind == "array" else _AFTER
+        codes.append(code)
+    return ids, codes
 
 
-_KNOWN: dict[int, dict[str, tuple[int, bool]]] = {}  # per table size: word -> (id, capitalised)
+_KNOWN: dict[int, dict[str, tuple[int, int]]] = {}  # per table size: word -> (id, its features)
 
 
-_KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
+_KIND_BIT = {k: 1 << i for i, k in enumerate(KINDS)}  # features 0-4: the token's kind
 _RETURN_INDEX = {"text": 0, "object": 1, "array": 2}
 _TYPE_INDEX = {"string": 0, "number": 1, "boolean": 2}
+_CAPITAL = 1 << 23
+_AFTER, _AFTER_ARRAY = 1 << 25, 1 << 25 | 1 << 24
 
 
 def batch_arrays(rows: list[tuple[list[int], list[int]]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Pad featurized instructions to the longest of them: ids (B, L) int64, features (B, L, F) and mask
     (B, L) float32, as numpy arrays."""
-    b = len(rows)
-    length = max(1, max(len(ids) for ids, _ in rows))
-    ids = np.zeros((b, length), dtype=np.int64)  # PAD is 0
-    mask = np.zeros((b, length), dtype=np.float32)
-    for r, (row_ids, _) in enumerate(rows):
-        ids[r, : len(row_ids)] = row_ids
-        mask[r, : len(row_ids)] = 1.0
-    counts = [len(on) for _, on in rows]
-    hot = np.fromiter(itertools.chain.from_iterable(on for _, on in rows), dtype=np.int64, count=sum(counts))
-    hot += np.repeat(np.arange(b, dtype=np.int64) * (length * N_FEATURES), counts)
-    feats = np.zeros(b * length * N_FEATURES, dtype=np.float32)
-    feats[hot] = 1.0
-    return ids, feats.reshape(b, length, N_FEATURES), mask
+    lengths = np.fromiter((len(ids) for ids, _ in rows), dtype=np.int64, count=len(rows))
+    total = int(lengths.sum())
+    real = np.arange(max(1, int(lengths.max()))) < lengths[:, None]  # (B, L): row-major, as the rows run
+    ids = np.zeros(real.shape, dtype=np.int64)  # PAD is 0
+    ids[real] = np.fromiter(itertools.chain.from_iterable(r[0] for r in rows), dtype=np.int64, count=total)
+    codes = np.zeros(real.shape, dtype="<u4")
+    codes[real] = np.fromiter(itertools.chain.from_iterable(r[1] for r in rows), dtype="<u4", count=total)
+    bits = np.unpackbits(codes.view(np.uint8).reshape(*real.shape, 4), axis=2, count=N_FEATURES, bitorder="little")
+    return ids, bits.astype(np.float32), real.astype(np.float32)
 
 
 def batch(rows: list[tuple[list[int], list[int]]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -189,7 +173,11 @@ class Block(nn.Module):
     """``x + conv(gelu(x))`` for a dilated kernel-3 convolution along the tokens, in (batch, tokens,
     channels) layout: one matrix product makes the three taps' contributions, which are then added in,
     shifted by the dilation. The same function as a dilated ``Conv1d``, without its slow paths (dilated
-    kernels at batch 1, padded copies of wide tensors)."""
+    kernels at batch 1, padded copies of wide tensors).
+
+    With a ``mask``, what a padding position sends to its neighbours is multiplied by 0 on the way (one
+    fused multiply-add per tap), so no real token ever receives anything from padding; what padding
+    positions themselves hold is never read."""
 
     def __init__(self, channels: int, dilation: int) -> None:
         super().__init__()
@@ -200,13 +188,15 @@ class Block(nn.Module):
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
         c, d, length = self.channels, self.dilation, x.shape[1]
         z = self.taps(F.gelu(x))  # (B, L, 3C): what each token sends to t+d, t, t-d
-        if mask is not None:
-            z = z * mask  # padding sends nothing (not even the bias), so a batch's padding cannot matter
         y = x + z[:, :, c : 2 * c]
         if d < length:
-            y[:, d:, :] += z[:, : length - d, :c]
-            y[:, : length - d, :] += z[:, d:, 2 * c :]
-        return y if mask is None else y * mask
+            if mask is None:
+                y[:, d:, :] += z[:, : length - d, :c]
+                y[:, : length - d, :] += z[:, d:, 2 * c :]
+            else:  # padding sends nothing (not even the bias)
+                y[:, d:, :].addcmul_(z[:, : length - d, :c], mask[:, : length - d])
+                y[:, : length - d, :].addcmul_(z[:, d:, 2 * c :], mask[:, d:])
+        return y
 
 
 class TinyCodemode(nn.Module):
@@ -226,10 +216,8 @@ class TinyCodemode(nn.Module):
     def forward(self, ids: torch.Tensor, feats: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """ids (B, L), feats (B, L, N_FEATURES), mask (B, L) -> tag logits (B, L, T), schedule (B, 3), output (B, 3)."""
         m = mask.unsqueeze(2)  # (B, L, 1)
-        full = bool(mask.all())  # no padding: skip re-zeroing it
+        full = bool(mask.all())  # no padding: nothing to mask
         x = self.embed(ids) + self.features(feats)  # (B, L, C)
-        if not full:
-            x = x * m
         for block in self.blocks:
             x = block(x, None if full else m)
         x = self.norm(x)

@@ -43,7 +43,7 @@ MIXTURE = (
 @dataclass
 class Example:
     ids: list[int]
-    on: list[int]
+    codes: list[int]  # each token's features, as model.featurize gives them
     tags: list[int]
     schedule: int
     output: int
@@ -59,11 +59,11 @@ def _example(seed: int, buckets: int) -> Example | None:
     if inst is None:
         return None
     tokens = lex(inst.text, max_tokens=10**6).tokens
-    ids, on = M.featurize(tokens, inst.catalog, buckets)
+    ids, codes = M.featurize(tokens, inst.catalog, buckets)
     tags = [M.TAGS.index(t) for t in inst.tags] if inst.tags is not None else [IGNORE] * len(tokens)
     schedule = M.SCHEDULES.index(inst.schedule)
     output = M.OUTPUTS.index(inst.output) if inst.plan is not None or inst.schedule != "reject" else IGNORE
-    return Example(ids=ids, on=on, tags=tags, schedule=schedule, output=output, family=inst.family)
+    return Example(ids=ids, codes=codes, tags=tags, schedule=schedule, output=output, family=inst.family)
 
 
 def _examples(args: tuple[int, int, int]) -> list[Example]:
@@ -98,7 +98,7 @@ def _tensors(batch: list[Example], rng: random.Random, dropout: float) -> tuple[
             for k, t in enumerate(ids):
                 if t >= M.SPECIALS and rng.random() < dropout:
                     ids[k] = M.UNKNOWN if rng.random() < 0.6 else M.SPECIALS + rng.randrange(1 << 12)
-        rows.append((ids, e.on))
+        rows.append((ids, e.codes))
     ids, feats, mask = M.batch(rows)
     length = ids.shape[1]
     tags = torch.full((len(batch), length), IGNORE, dtype=torch.long)

@@ -17,6 +17,13 @@ def test_inexact_numbers(text: str) -> None:
     assert loads(dumps(value)) == value
 
 
+@pytest.mark.parametrize("text", ["1" * 5000, "-" + "9" * 4301])
+def test_integers_longer_than_python_converts_are_inexact_literals(text: str) -> None:
+    value = loads(f"[{text}]")[0]
+    assert isinstance(value, InexactNumber) and not is_exact_number(value)
+    assert dumps([value]) == f"[{text}]"
+
+
 def test_inexact_literals_survive_a_round_trip() -> None:
     value = loads('{"a": [0.30000000000000001, 1e400, "\\ud800"]}')
     assert isinstance(value["a"][0], InexactNumber)

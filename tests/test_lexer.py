@@ -126,6 +126,13 @@ def test_the_limit_is_128_tokens_never_truncated() -> None:
     assert len(over.tokens) == MAX_TOKENS + 1  # scanned whole
 
 
+def test_an_integer_longer_than_python_converts_is_diagnosed_not_raised() -> None:
+    lexed = lex("limit " + "7" * 5000 + " rows")
+    assert [v.clause for v in lexed.violations] == ["IN-NUMBER"]
+    assert len(lexed.violations[0].message) < 200  # the literal is shortened, not echoed whole
+    assert [t.kind for t in lexed.tokens] == ["word", "number", "word"]
+
+
 @pytest.mark.parametrize(
     ("text", "kinds"),
     [
