@@ -82,6 +82,7 @@ class Catalog:
 
 _KEYS = frozenset(TOOL_KEYS)
 _TYPES = frozenset(ARGUMENT_TYPES)
+_PLAIN_RETURNS = {kind: Returns(kind=kind) for kind in RETURN_KINDS}  # immutable, so shared
 
 
 def _surely_valid(raw: Any) -> Catalog | None:
@@ -123,7 +124,7 @@ def _surely_valid(raw: Any) -> Catalog | None:
             name=name,
             arguments=tuple(arguments.items()),
             required=tuple(required),
-            returns=Returns(kind=kind, properties=None if props is None else tuple(props)),
+            returns=_PLAIN_RETURNS[kind] if props is None else Returns(kind=kind, properties=tuple(props)),
         ))
     return Catalog(tools=tuple(tools))
 

@@ -216,7 +216,7 @@ def _start_worker(config: dict[str, Any], state: dict[str, Any], js: bool) -> No
 
 def _worker_respond(requests: list[tuple[str, Any]]) -> list[dict[str, Any]]:
     assert _WORKER is not None
-    return _WORKER._respond_here(requests)
+    return _WORKER.respond_many(requests)  # a worker's own planner has one worker: it answers in-process
 
 
 def _chunks(pending: list[Any]) -> list[list[Any]]:
@@ -246,14 +246,16 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
             " loops, code, filtering/sorting/aggregation, mixed schedules, more than 3 calls, unknown tools or"
             " nested arguments): it is refused rather than planned"
         )
-    calls: list[dict[str, Any]] = []
-    call_at: list[int] = []
+    at: dict[str, list[int]] = {tag: [] for tag in M.TAGS}  # where each tag is, in order
     for i, tag in enumerate(tags):
-        if tag == "CALL":
-            if tokens[i].kind != "word":
-                return f"{tokens[i].text!r} cannot name a tool"
-            call_at.append(i)
-            calls.append({"tool": tokens[i].text, "args": {}})
+        if tag != "O":
+            at[tag].append(i)
+    calls: list[dict[str, Any]] = []
+    call_at = at["CALL"]
+    for i in call_at:
+        if tokens[i].kind != "word":
+            return f"{tokens[i].text!r} cannot name a tool"
+        calls.append({"tool": tokens[i].text, "args": {}})
     if not calls:
         return "the instruction names no catalog tool to call"
     if len(calls) > 3:
@@ -268,16 +270,14 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
     tools = {t.name: t for t in catalog.tools}
     owner: dict[int, int] = {}
     taken: set[tuple[int, str]] = set()
-    for i, tag in enumerate(tags):
-        if tag not in ("ARG<", "ARG>"):
-            continue
+    for i in sorted(at["ARG<"] + at["ARG>"]):
         name = tokens[i].text
         if tokens[i].kind != "word":
             return f"{name!r} cannot name an argument"
-        before = [c for c, at in enumerate(call_at) if at < i]
-        after = [c for c, at in enumerate(call_at) if at > i]
+        before = [c for c, where in enumerate(call_at) if where < i]
+        after = [c for c, where in enumerate(call_at) if where > i]
         sides = [before[-1] if before else None, after[0] if after else None]
-        if tag == "ARG>":
+        if tags[i] == "ARG>":
             sides.reverse()
         fits = [c for c in sides if c is not None and tools[calls[c]["tool"]].argument_type(name) and (c, name) not in taken]
         choice = fits[0] if fits else sides[0]
@@ -286,18 +286,17 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
         owner[i] = choice
         taken.add((choice, name))
     filled: dict[int, Any] = {}
-    for i, tag in enumerate(tags):
-        if tag in ("VAL<", "VAL>"):
-            tok = tokens[i]
-            if tok.kind not in ("string", "number", "boolean"):
-                return f"{tok.text!r} is not a value (values are quoted strings, numbers, true or false)"
-            span = range(i - 1, -1, -1) if tag == "VAL<" else range(i + 1, len(tags))
-            target = next((j for j in span if j in owner), None)
-            if target is None:
-                return f"the value {tok.text} belongs to no argument"
-            if target in filled:
-                return f"argument {tokens[target].text!r} is given two values"
-            filled[target] = _plain(tok.value)
+    for i in sorted(at["VAL<"] + at["VAL>"]):
+        tok = tokens[i]
+        if tok.kind not in ("string", "number", "boolean"):
+            return f"{tok.text!r} is not a value (values are quoted strings, numbers, true or false)"
+        span = range(i - 1, -1, -1) if tags[i] == "VAL<" else range(i + 1, len(tags))
+        target = next((j for j in span if j in owner), None)
+        if target is None:
+            return f"the value {tok.text} belongs to no argument"
+        if target in filled:
+            return f"argument {tokens[target].text!r} is given two values"
+        filled[target] = _plain(tok.value)
     for i, c in owner.items():
         if i not in filled:
             return f"argument {tokens[i].text!r} is given no value"
@@ -309,8 +308,8 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
     mode = "single" if n == 1 else schedule
     kind = output if output != "default" else ("last" if n == 1 else "all")
     out: dict[str, Any] = {"kind": kind}
-    fields = [tokens[i].text for i, tag in enumerate(tags) if tag == "FIELD"]
-    limits = [tokens[i] for i, tag in enumerate(tags) if tag == "LIMIT"]
+    fields = [tokens[i].text for i in at["FIELD"]]
+    limits = [tokens[i] for i in at["LIMIT"]]
     if fields:
         if len(set(fields)) != len(fields):
             return "a field is named twice"
