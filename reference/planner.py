@@ -42,8 +42,8 @@ def _diagnostic(violations: Sequence[Violation]) -> dict[str, Any]:
 class Planner:
     """The reference planner around a :class:`reference.model.TinyCodemode` (the shipped weights by default).
 
-    With ``workers`` above 1, a large :meth:`respond_many` is split into that many shards answered at once
-    by worker processes (each with the same network on one thread, started on first use and kept), so
+    With ``workers`` above 1, a large :meth:`respond_many` is split into shards answered at once by that
+    many worker processes (each with the same network on one thread, started on first use and kept), so
     every core does the Python half of planning too, not only the network's matrix products. The answers
     are the same as in-process ones: the network's answer for a request does not depend on its batch.
     """
@@ -102,8 +102,10 @@ class Planner:
                 initializer=_start_worker,
                 initargs=(config, state, self.js),
             )
+        # twice as many shards as workers, taken by whichever worker is free: a worker slowed down (by
+        # the machine, or by longer instructions) does less of the batch instead of holding it up
         n = len(requests)
-        size = -(-n // self.workers)
+        size = max(self.SHARD_MIN // 2, -(-n // (2 * self.workers)))
         shards = [list(requests[k : k + size]) for k in range(0, n, size)]
         out: list[dict[str, Any]] = []
         try:

@@ -1,6 +1,9 @@
-"""The reference planner's answers do not depend on how requests are batched or sharded."""
+"""The reference planner's answers do not depend on how requests are batched or sharded; a batch pauses
+the cyclic garbage collector and leaves it as it was."""
 
 from __future__ import annotations
+
+import gc
 
 import pytest
 import torch
@@ -47,3 +50,43 @@ def test_worker_processes_answer_as_the_planner_does(network: M.TinyCodemode) ->
         assert sharded.respond_many(requests) == here
         assert sharded._pool is not None  # it really sharded
         assert sharded.respond_many(requests[:5]) == here[:5]  # small batches stay in-process
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_batch_pauses_the_collector_and_leaves_it_as_it_was(network: M.TinyCodemode, enabled: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    planner = Planner(network)
+    seen = []
+    inner = planner._respond_here
+
+    def spy(requests: list[tuple[str, object]]) -> list[dict[str, object]]:
+        seen.append(gc.isenabled())
+        return inner(requests)
+
+    monkeypatch.setattr(planner, "_respond_here", spy)
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        answers = planner.respond_many([("call it", "not a catalog")] * 3)
+        assert len(answers) == 3 and seen == [False]
+        assert gc.isenabled() is enabled
+
+        def boom(requests: object) -> None:
+            raise RuntimeError("boom")
+
+        monkeypatch.setattr(planner, "_respond_here", boom)
+        with pytest.raises(RuntimeError):
+            planner.respond_many([("call it", "not a catalog")])
+        assert gc.isenabled() is enabled  # resumed on the way out of a failure too
+    finally:
+        gc.enable() if was else gc.disable()
+
+
+def test_concurrent_batches_resume_the_collector_once_the_last_is_done() -> None:
+    from reference.planner import _collector_paused
+
+    assert gc.isenabled()
+    with _collector_paused():
+        with _collector_paused():  # a second thread's batch, begun while the first runs
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the first is still running
+    assert gc.isenabled()
