@@ -152,15 +152,21 @@ _AFTER, _AFTER_ARRAY = 1 << 25, 1 << 25 | 1 << 24
 def batch_arrays(rows: list[tuple[list[int], list[int]]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Pad featurized instructions to the longest of them: ids (B, L) int64, features (B, L, F) and mask
     (B, L) float32, as numpy arrays."""
-    lengths = np.fromiter((len(ids) for ids, _ in rows), dtype=np.int64, count=len(rows))
-    total = int(lengths.sum())
-    real = np.arange(max(1, int(lengths.max()))) < lengths[:, None]  # (B, L): row-major, as the rows run
-    ids = np.zeros(real.shape, dtype=np.int64)  # PAD is 0
-    ids[real] = np.fromiter(itertools.chain.from_iterable(r[0] for r in rows), dtype=np.int64, count=total)
-    codes = np.zeros(real.shape, dtype="<u4")
-    codes[real] = np.fromiter(itertools.chain.from_iterable(r[1] for r in rows), dtype="<u4", count=total)
-    bits = np.unpackbits(codes.view(np.uint8).reshape(*real.shape, 4), axis=2, count=N_FEATURES, bitorder="little")
-    return ids, bits.astype(np.float32), real.astype(np.float32)
+    if len(rows) == 1 and rows[0][0]:  # one instruction (the latency path): nothing to pad
+        ids = np.array([rows[0][0]], dtype=np.int64)
+        codes = np.array([rows[0][1]], dtype="<u4")
+        mask = np.ones(ids.shape, dtype=np.float32)
+    else:
+        lengths = np.fromiter((len(ids) for ids, _ in rows), dtype=np.int64, count=len(rows))
+        total = int(lengths.sum())
+        real = np.arange(max(1, int(lengths.max()))) < lengths[:, None]  # (B, L): row-major, as the rows run
+        ids = np.zeros(real.shape, dtype=np.int64)  # PAD is 0
+        ids[real] = np.fromiter(itertools.chain.from_iterable(r[0] for r in rows), dtype=np.int64, count=total)
+        codes = np.zeros(real.shape, dtype="<u4")
+        codes[real] = np.fromiter(itertools.chain.from_iterable(r[1] for r in rows), dtype="<u4", count=total)
+        mask = real.astype(np.float32)
+    bits = np.unpackbits(codes.view(np.uint8).reshape(*codes.shape, 4), axis=2, count=N_FEATURES, bitorder="little")
+    return ids, bits.astype(np.float32), mask
 
 
 def batch(rows: list[tuple[list[int], list[int]]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

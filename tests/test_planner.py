@@ -1,5 +1,5 @@
 """The reference planner's answers do not depend on how requests are batched or sharded; a batch pauses
-the cyclic garbage collector and leaves it as it was."""
+the cyclic garbage collector and turns oneDNN off, and leaves both as they were."""
 
 from __future__ import annotations
 
@@ -53,13 +53,13 @@ def test_worker_processes_answer_as_the_planner_does(network: M.TinyCodemode) ->
 
 
 @pytest.mark.parametrize("enabled", [True, False])
-def test_a_batch_pauses_the_collector_and_leaves_it_as_it_was(network: M.TinyCodemode, enabled: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_batch_pauses_the_collector_and_onednn_and_leaves_them_as_they_were(network: M.TinyCodemode, enabled: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     planner = Planner(network)
     seen = []
     inner = planner._respond_here
 
     def spy(requests: list[tuple[str, object]]) -> list[dict[str, object]]:
-        seen.append(gc.isenabled())
+        seen.append((gc.isenabled(), torch.backends.mkldnn.enabled))
         return inner(requests)
 
     monkeypatch.setattr(planner, "_respond_here", spy)
@@ -67,8 +67,8 @@ def test_a_batch_pauses_the_collector_and_leaves_it_as_it_was(network: M.TinyCod
     try:
         gc.enable() if enabled else gc.disable()
         answers = planner.respond_many([("call it", "not a catalog")] * 3)
-        assert len(answers) == 3 and seen == [False]
-        assert gc.isenabled() is enabled
+        assert len(answers) == 3 and seen == [(False, False)]  # the collector paused, oneDNN off
+        assert gc.isenabled() is enabled and torch.backends.mkldnn.enabled
 
         def boom(requests: object) -> None:
             raise RuntimeError("boom")
@@ -76,17 +76,17 @@ def test_a_batch_pauses_the_collector_and_leaves_it_as_it_was(network: M.TinyCod
         monkeypatch.setattr(planner, "_respond_here", boom)
         with pytest.raises(RuntimeError):
             planner.respond_many([("call it", "not a catalog")])
-        assert gc.isenabled() is enabled  # resumed on the way out of a failure too
+        assert gc.isenabled() is enabled and torch.backends.mkldnn.enabled  # restored after a failure too
     finally:
         gc.enable() if was else gc.disable()
 
 
 def test_concurrent_batches_resume_the_collector_once_the_last_is_done() -> None:
-    from reference.planner import _collector_paused
+    from reference.planner import _planning
 
-    assert gc.isenabled()
-    with _collector_paused():
-        with _collector_paused():  # a second thread's batch, begun while the first runs
-            assert not gc.isenabled()
-        assert not gc.isenabled()  # the first is still running
-    assert gc.isenabled()
+    assert gc.isenabled() and torch.backends.mkldnn.enabled
+    with _planning():
+        with _planning():  # a second thread's batch, begun while the first runs
+            assert not gc.isenabled() and not torch.backends.mkldnn.enabled
+        assert not gc.isenabled() and not torch.backends.mkldnn.enabled  # the first is still running
+    assert gc.isenabled() and torch.backends.mkldnn.enabled
