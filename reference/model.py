@@ -82,7 +82,7 @@ def featurize(tokens: tuple[Token, ...], catalog: Catalog, buckets: int) -> tupl
     after = 0  # the features "a tool was mentioned before" (and "it returns an array")
     for i, tok in enumerate(tokens):
         kind, text = tok.kind, tok.text
-        if (kind == "word" or kind == "punct") and text not in names:  # most tokens: an identity
+        if kind == "punct" or (kind == "word" and text not in names):  # most tokens: an identity
             entry = known.get(text)
             if entry is None:  # a word's text says its kind: words and punctuation never share one
                 entry = known[text] = (word_id(text, buckets), _KIND_BIT[kind] | (_CAPITAL if text[:1].isupper() else 0))
@@ -101,7 +101,8 @@ def featurize(tokens: tuple[Token, ...], catalog: Catalog, buckets: int) -> tupl
                 code |= 1 << 5
                 if 0 <= value <= 100:  # type: ignore[operator]
                     code |= 1 << 6
-        else:  # a catalog name (names are identifiers, so never punctuation)
+        else:  # a word that is a catalog name (a one-character name such as U+2118 lexes as punctuation,
+            # and is an identity like any other)
             ids.append(NAME)
             tool = tools.get(text)
             if tool is not None:

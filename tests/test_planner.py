@@ -90,3 +90,16 @@ def test_concurrent_batches_resume_the_collector_once_the_last_is_done() -> None
             assert not gc.isenabled() and not torch.backends.mkldnn.enabled
         assert not gc.isenabled() and not torch.backends.mkldnn.enabled  # the first is still running
     assert gc.isenabled() and torch.backends.mkldnn.enabled
+
+
+def test_a_one_character_name_that_lexes_as_punctuation_is_an_identity() -> None:
+    """U+2118 is an IdentifierName (Other_ID_Start) but not a word character: the lexer makes it a
+    punctuation token, and the features give it its hashed identity, never a catalog name's features."""
+    from reference.catalog import Catalog
+
+    catalog = Catalog.from_json([{"name": "\u2118", "arguments": {}, "required": [], "returns": {"kind": "text"}}])
+    tokens = lex("call \u2118").tokens
+    assert [t.kind for t in tokens] == ["word", "punct"]
+    ids, codes = M.featurize(tokens, catalog, 4096)
+    assert ids[1] == M.word_id("\u2118", 4096)
+    assert codes[1] == 1 << M.KINDS.index("punct")
