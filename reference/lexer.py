@@ -114,7 +114,7 @@ def lex(instruction: str, *, max_tokens: int = MAX_TOKENS) -> Lexed:
             j = i + len(number)
             value = jsonio.loads(number)
             if not jsonio.is_exact_number(value):
-                shown = number if len(number) <= 40 else number[:37] + "..."
+                shown = _shown(number)
                 first.setdefault(
                     "IN-NUMBER",
                     Violation(
@@ -163,5 +163,10 @@ def _string(raw: str, start: int) -> tuple[Token, Violation | None]:
 
 def _bad(raw: str, start: int, end: int, why: str) -> tuple[Token, Violation]:
     token = Token(kind="string", text=raw, value=raw[1:-1], start=start, end=end)
-    shown = raw if len(raw) <= 40 else raw[:37] + '..."'
+    shown = _shown(raw, closing='"')
     return token, Violation(clause="IN-STRING", message=f"{shown} is not a JSON string: {why}")
+
+
+def _shown(literal: str, *, closing: str = "") -> str:
+    """A literal as a diagnostic quotes it: whole up to 40 characters, else its first 37 and "..."."""
+    return literal if len(literal) <= 40 else literal[:37] + "..." + closing
