@@ -112,7 +112,7 @@ def bench_plan(*, instructions: int = 2000, chunk: int = 500, workers: int = 2) 
     from reference import model as M
     from reference.lexer import lex
     from reference.planner import Planner
-    from reference.train import held_out
+    from conformance.training import held_out
 
     items = held_out(instructions, base=500_000)
     requests = [(i.text, i.catalog.to_json()) for i in items]

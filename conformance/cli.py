@@ -147,20 +147,20 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
+    from conformance import training
     from reference import train as T
-    from reference.planner import Planner
-
     from reference.model import load
+    from reference.planner import Planner
 
     options = {k: v for k, v in (("examples", args.examples), ("epochs", args.epochs)) if v is not None}
     if args.eval_only:
         network = load(str(args.out))
     else:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        network = T.train(out=str(args.out), seed=args.seed, **options)
+        network = training.train(out=str(args.out), seed=args.seed, **options)
     planner = Planner(network)
     if args.eval:
-        result = T.evaluate(planner, T.held_out(args.eval))
+        result = T.evaluate(planner, training.held_out(args.eval))
         print(f"held-out generated instructions ({args.eval} seeds below the training seeds):")
         _rates(result)
     if args.corpus and args.corpus.exists():

@@ -1,19 +1,20 @@
-"""``codemode train``: rebuild the shipped weights of the Tiny Codemode CNN from ``strategies``.
+"""The training loop of the Tiny Codemode CNN, and the rates it is judged by.
 
-Training data are instructions rendered by ``strategies.instructions`` with the random driver, from seeds
-``TRAIN_SEED_BASE`` upwards; held-out evaluation uses seeds below it, so the two never share a rendering
-seed. Everything is seeded (data, initialisation, batch order, dropout) and runs on CPU threads only.
+``train`` fits a model to :class:`Example` records (token ids, features, per-token tags and the two
+per-instruction classes) and ``evaluate`` scores a planner on rendered instructions; where the examples
+come from is the caller's business (``conformance.training`` renders them with ``strategies``, so this
+package imports nothing from it). Everything is seeded (initialisation, batch order, dropout) and runs on
+CPU threads only.
 """
 
 from __future__ import annotations
 
 import math
-import multiprocessing
 import random
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,20 +25,7 @@ from reference import model as M
 from reference.jsonio import json_equal
 from reference.lexer import lex
 
-TRAIN_SEED_BASE = 1_000_000
-EVAL_SEED_BASE = 0
 IGNORE = -100
-
-#: (kind, family, weight) of the training mixture; family None draws among all of that kind.
-MIXTURE = (
-    ("supported", "single", 14),
-    ("supported", "sequential", 16),
-    ("supported", "parallel", 16),
-    ("supported", "shaping", 14),
-    ("unsupported", None, 30),
-    ("adversarial", "injection", 4),
-    ("adversarial", "at-limit", 6),
-)
 
 
 @dataclass
@@ -50,37 +38,15 @@ class Example:
     family: str
 
 
-def _example(seed: int, buckets: int) -> Example | None:
-    from strategies._internal.instructions import sample
-
-    rng = random.Random(seed)
-    kind, family, _ = rng.choices(MIXTURE, weights=[w for *_, w in MIXTURE])[0]
-    inst = sample(rng, kind, family)
-    if inst is None:
-        return None
-    tokens = lex(inst.text, max_tokens=10**6).tokens
-    ids, codes = M.featurize(tokens, inst.catalog, buckets)
-    tags = [M.TAGS.index(t) for t in inst.tags] if inst.tags is not None else [IGNORE] * len(tokens)
-    schedule = M.SCHEDULES.index(inst.schedule)
-    output = M.OUTPUTS.index(inst.output) if inst.plan is not None or inst.schedule != "reject" else IGNORE
-    return Example(ids=ids, codes=codes, tags=tags, schedule=schedule, output=output, family=inst.family)
-
-
-def _examples(args: tuple[int, int, int]) -> list[Example]:
-    start, stop, buckets = args
-    return [e for seed in range(start, stop) if (e := _example(seed, buckets)) is not None]
-
-
-def generate(n: int, *, base: int, buckets: int, workers: int = 2) -> list[Example]:
-    """``n`` seeds' worth of training examples, made by ``workers`` processes (order is deterministic)."""
-    step = 2000
-    parts = [(s, min(s + step, base + n), buckets) for s in range(base, base + n, step)]
-    if workers <= 1:
-        chunks = [_examples(p) for p in parts]
-    else:
-        with multiprocessing.get_context("spawn").Pool(workers) as pool:
-            chunks = pool.map(_examples, parts)
-    return [e for chunk in chunks for e in chunk]
+def example(text: str, catalog: Any, *, tags: Sequence[str] | None, schedule: str, output: str | None,
+            family: str, buckets: int) -> Example:
+    """One training example: ``text`` over ``catalog`` with its per-token tags (``None``: not tagged, as
+    for an unsupported request), its schedule class and output kind."""
+    tokens = lex(text, max_tokens=10**6).tokens
+    ids, codes = M.featurize(tokens, catalog, buckets)
+    tag_ids = [M.TAGS.index(t) for t in tags] if tags is not None else [IGNORE] * len(tokens)
+    out = M.OUTPUTS.index(output) if output is not None else IGNORE
+    return Example(ids=ids, codes=codes, tags=tag_ids, schedule=M.SCHEDULES.index(schedule), output=out, family=family)
 
 
 def _batches(examples: list[Example], size: int, rng: random.Random) -> list[list[Example]]:
@@ -110,23 +76,21 @@ def _tensors(batch: list[Example], rng: random.Random, dropout: float) -> tuple[
 
 
 def train(
+    data: list[Example],
     *,
-    examples: int = 120_000,
     epochs: int = 10,
     batch_size: int = 128,
     lr: float = 2e-3,
     seed: int = 0,
     out: str | None = None,
     log: Any = sys.stderr,
-    workers: int = 2,
 ) -> M.TinyCodemode:
-    """Train from scratch and return the model (saved to ``out`` when given)."""
+    """Train from scratch on ``data`` and return the model (saved to ``out`` when given)."""
     torch.manual_seed(seed)
     rng = random.Random(seed)
     config = M.Config()
     t0 = time.time()
-    data = generate(examples, base=TRAIN_SEED_BASE, buckets=config.buckets, workers=workers)
-    print(f"generated {len(data)} examples in {time.time() - t0:.0f}s: {dict(Counter(e.family for e in data))}", file=log)
+    print(f"training on {len(data)} examples: {dict(Counter(e.family for e in data))}", file=log)
     model = M.TinyCodemode(config)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     total = epochs * math.ceil(len(data) / batch_size)
@@ -193,24 +157,6 @@ def evaluate(planner: Any, instructions: Iterable[Any]) -> dict[str, Any]:
         "false_diagnosis": false_diag / supported if supported else 0.0,
         "misses": misses,
     }
-
-
-def held_out(n: int, *, base: int = EVAL_SEED_BASE, augment: bool = False) -> list[Any]:
-    """``n`` seeds of evaluation instructions (seeds below the training base), every family, rendered as
-    certification renders them; ``augment`` adds the training-only noise (neutral words scattered in)."""
-    from strategies._internal.instructions import SUPPORTED, UNSUPPORTED, sample
-
-    out = []
-    families = [("supported", f) for f in SUPPORTED] + [("unsupported", f) for f in UNSUPPORTED] + [
-        ("adversarial", "injection"), ("adversarial", "at-limit")
-    ]
-    for seed in range(base, base + n):
-        rng = random.Random(seed)
-        kind, family = families[seed % len(families)]
-        inst = sample(rng, kind, family, augment=augment)
-        if inst is not None:
-            out.append(inst)
-    return out
 
 
 def evaluate_corpus(planner: Any, path: str) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import torch
 from reference import model as M
 from reference.lexer import lex
 from reference.planner import Planner
-from reference.train import held_out
+from conformance.training import held_out
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,91 @@
+"""Training data for the reference planner, rendered by ``strategies``: ``codemode train`` and the held-out
+evaluations.
+
+Training instructions come from seeds ``TRAIN_SEED_BASE`` upwards; held-out evaluation uses seeds below
+it, so the two never share a rendering seed. The loop itself is ``reference.train``; this module lives
+above ``reference`` so that ``reference`` imports nothing from ``strategies``.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import random
+import sys
+import time
+from typing import Any
+
+TRAIN_SEED_BASE = 1_000_000
+EVAL_SEED_BASE = 0
+
+#: (kind, family, weight) of the training mixture; family None draws among all of that kind.
+MIXTURE = (
+    ("supported", "single", 14),
+    ("supported", "sequential", 16),
+    ("supported", "parallel", 16),
+    ("supported", "shaping", 14),
+    ("unsupported", None, 30),
+    ("adversarial", "injection", 4),
+    ("adversarial", "at-limit", 6),
+)
+
+
+def _example(seed: int, buckets: int) -> Any:
+    from reference.train import example
+    from strategies._internal.instructions import sample
+
+    rng = random.Random(seed)
+    kind, family, _ = rng.choices(MIXTURE, weights=[w for *_, w in MIXTURE])[0]
+    inst = sample(rng, kind, family)
+    if inst is None:
+        return None
+    output = inst.output if inst.plan is not None or inst.schedule != "reject" else None
+    return example(inst.text, inst.catalog, tags=inst.tags, schedule=inst.schedule, output=output,
+                   family=inst.family, buckets=buckets)
+
+
+def _examples(args: tuple[int, int, int]) -> list[Any]:
+    start, stop, buckets = args
+    return [e for seed in range(start, stop) if (e := _example(seed, buckets)) is not None]
+
+
+def generate(n: int, *, base: int, buckets: int, workers: int = 2) -> list[Any]:
+    """``n`` seeds' worth of training examples, made by ``workers`` processes (order is deterministic)."""
+    step = 2000
+    parts = [(s, min(s + step, base + n), buckets) for s in range(base, base + n, step)]
+    if workers <= 1:
+        chunks = [_examples(p) for p in parts]
+    else:
+        with multiprocessing.get_context("spawn").Pool(workers) as pool:
+            chunks = pool.map(_examples, parts)
+    return [e for chunk in chunks for e in chunk]
+
+
+def train(*, examples: int = 120_000, out: str | None = None, seed: int = 0, workers: int = 2,
+          log: Any = sys.stderr, **options: Any) -> Any:
+    """Render ``examples`` seeds of training data and train the Tiny Codemode CNN on them (the shipped
+    recipe); ``options`` go to :func:`reference.train.train`."""
+    from reference import model as M
+    from reference.train import train as fit
+
+    t0 = time.time()
+    data = generate(examples, base=TRAIN_SEED_BASE, buckets=M.Config().buckets, workers=workers)
+    print(f"generated {len(data)} examples in {time.time() - t0:.0f}s", file=log)
+    return fit(data, seed=seed, out=out, log=log, **options)
+
+
+def held_out(n: int, *, base: int = EVAL_SEED_BASE, augment: bool = False) -> list[Any]:
+    """``n`` seeds of evaluation instructions (seeds below the training base), every family, rendered as
+    certification renders them; ``augment`` adds the training-only noise (neutral words scattered in)."""
+    from strategies._internal.instructions import SUPPORTED, UNSUPPORTED, sample
+
+    out = []
+    families = [("supported", f) for f in SUPPORTED] + [("unsupported", f) for f in UNSUPPORTED] + [
+        ("adversarial", "injection"), ("adversarial", "at-limit")
+    ]
+    for seed in range(base, base + n):
+        rng = random.Random(seed)
+        kind, family = families[seed % len(families)]
+        inst = sample(rng, kind, family, augment=augment)
+        if inst is not None:
+            out.append(inst)
+    return out
