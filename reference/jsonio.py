@@ -18,6 +18,9 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 MAX_SAFE_INTEGER = 2**53 - 1
+#: integers with more digits than this are not converted (Python's default limit, kept here so that a
+#: process that lifts it, ``sys.set_int_max_str_digits(0)``, does not take quadratic time on a long one)
+MAX_INT_DIGITS = 4300
 
 
 class InexactNumber(float):
@@ -38,20 +41,24 @@ def _parse_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
         return InexactNumber(text)
+    if value == 0:
+        # -0 and 0e5 are plain zero, whatever the exponent (0e99999999999999999999 is past what Decimal
+        # takes); 1e-400 only underflows to it
+        mantissa = text.lower().partition("e")[0]
+        return 0.0 if not mantissa.strip("-0.") else InexactNumber(text)
     try:
         decimal = Decimal(text)
-    except InvalidOperation:  # pragma: no cover - json only hands us valid literals
+    except InvalidOperation:  # pragma: no cover - an exponent past Decimal's range: the double is 0 or inf
         return InexactNumber(text)
-    if value == 0:
-        # -0 and 0e5 are plain zero; 1e-400 only underflows to it
-        return 0.0 if decimal == 0 else InexactNumber(text)
     return value if decimal == Decimal(repr(value)) else InexactNumber(text)
 
 
 def _parse_int(text: str) -> int | InexactNumber:
+    if len(text) - text.startswith("-") > MAX_INT_DIGITS:  # none of them is exact in JavaScript
+        return InexactNumber(text)
     try:
         return int(text)
-    except ValueError:  # more digits than Python converts (4,300): none of them is exact in JavaScript
+    except ValueError:  # pragma: no cover - a process that set a lower digit limit than ours
         return InexactNumber(text)
 
 

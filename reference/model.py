@@ -85,7 +85,9 @@ def featurize(tokens: tuple[Token, ...], catalog: Catalog, buckets: int) -> tupl
         if kind == "punct" or (kind == "word" and text not in names):  # most tokens: an identity
             entry = known.get(text)
             if entry is None:  # a word's text says its kind: words and punctuation never share one
-                entry = known[text] = (word_id(text, buckets), _KIND_BIT[kind] | (_CAPITAL if text[:1].isupper() else 0))
+                entry = (word_id(text, buckets), _KIND_BIT[kind] | (_CAPITAL if text[:1].isupper() else 0))
+                if len(text) <= _CACHED_LENGTH:  # a request line may hold a word of megabytes: not kept
+                    known[text] = entry
             ids.append(entry[0])
             codes.append(entry[1] | after)
             continue
@@ -141,6 +143,7 @@ def featurize(tokens: tuple[Token, ...], catalog: Catalog, buckets: int) -> tupl
 
 
 _KNOWN: dict[int, dict[str, tuple[int, int]]] = {}  # per table size: word -> (id, its features)
+_CACHED_LENGTH = 64  # the longest word kept in it (the cache holds at most 65,536 words: 4 MiB of text)
 
 
 _KIND_BIT = {k: 1 << i for i, k in enumerate(KINDS)}  # features 0-4: the token's kind

@@ -5,12 +5,14 @@ catalog (``IN-*``), an instruction the frontend rejects (``IN-LENGTH``, ``IN-STR
 request the model reads as unsupported, tags that do not decode into calls, or a decoded plan that
 ``reference.plan`` finds invalid for the catalog (a required argument the instruction does not give, a
 tool not in the catalog). Nothing is truncated and nothing raises: :meth:`Planner.respond_many` returns one
-response per request, in order.
+response per request, in order. A diagnostic quotes at most 40 characters of any token.
 
 Requests are planned in batches for throughput: they are sorted by length and padded only to the longest
 of each chunk. The model's answer for one request does not depend on what it is batched with. A batch is
 planned with Python's cyclic garbage collector paused and PyTorch's oneDNN kernels off (see
-:func:`_planning`).
+:func:`_planning`), and on one intra-op thread unless the planner is made with more (``threads``): the
+network is too small to gain from a second thread, and a thread that waits on a busy core stalls every
+operation (see :class:`Planner`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import torch
 from reference import model as M
 from reference.catalog import Catalog
 from reference.compiler import compile_plan
-from reference.lexer import Token, lex
+from reference.lexer import Token, lex, shown
 from reference.plan import Plan, validate_plan
 from reference.violations import InvalidRecord, Violation
 
@@ -47,12 +49,26 @@ class Planner:
     many worker processes (each with the same network on one thread, started on first use and kept), so
     every core does the Python half of planning too, not only the network's matrix products. The answers
     are the same as in-process ones: the network's answer for a request does not depend on its batch.
+
+    ``threads`` is how many intra-op threads PyTorch uses while this planner plans in-process (1 by
+    default; ``None``: whatever the process is set to). It is set for each batch and set back after, so
+    making or using a planner leaves the caller's own setting as it was. One thread is the default
+    because the network's operations are tiny: a second thread gains little when the cores are idle,
+    and when another process keeps a core busy (``make certify`` runs the kit beside the planner) every
+    operation waits for the thread stuck behind it: on two cores with one busy, torch's default of two
+    threads took tens of milliseconds per instruction (p50) where one thread takes under one
+    (``codemode bench plan --contended`` measures both). The answers are the same either way.
     """
 
     #: below this many requests a batch is answered in-process (the round trip would cost more)
     SHARD_MIN = 64
 
-    def __init__(self, network: M.TinyCodemode | None = None, *, js: bool = False, workers: int = 1) -> None:
+    def __init__(
+        self, network: M.TinyCodemode | None = None, *, js: bool = False, workers: int = 1, threads: int | None = 1
+    ) -> None:
+        if threads is not None and threads < 1:
+            raise ValueError(f"{threads} threads: a planner runs on at least 1")
+        self.threads = threads
         self.network = network if network is not None else M.load()
         self.network.eval()
         # TorchScript, frozen: the same function (identical outputs), about half the per-op overhead
@@ -85,7 +101,7 @@ class Planner:
     def respond_many(self, requests: Sequence[tuple[str, Any]]) -> list[dict[str, Any]]:
         """One response per ``(instruction, raw tools)`` pair, in order: ``{"plan": ...}`` (with ``"js"``
         when the planner was made with ``js=True``) or ``{"diagnostic": ...}``."""
-        with _planning():
+        with _planning(), _intra_op_threads(self.threads):
             if self.workers > 1 and len(requests) >= self.SHARD_MIN * 2:
                 return self._sharded(requests)
             return self._respond_here(requests)
@@ -216,6 +232,21 @@ def _planning() -> Iterator[None]:
                 torch.backends.mkldnn.enabled = onednn
 
 
+@contextmanager
+def _intra_op_threads(threads: int | None) -> Iterator[None]:
+    """PyTorch's intra-op thread count set to ``threads`` (``None``: left alone), and set back after.
+    The count is the calling thread's (OpenMP keeps it per thread), which is the one that plans."""
+    was = torch.get_num_threads()
+    if threads is None or threads == was:
+        yield
+        return
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(was)
+
+
 _WORKER: Planner | None = None
 
 
@@ -267,7 +298,7 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
     call_at = at["CALL"]
     for i in call_at:
         if tokens[i].kind != "word":
-            return f"{tokens[i].text!r} cannot name a tool"
+            return f"{shown(tokens[i].text)!r} cannot name a tool"
         calls.append({"tool": tokens[i].text, "args": {}})
     if not calls:
         return "the instruction names no catalog tool to call"
@@ -276,7 +307,7 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
     names = {t.name for t in catalog.tools}
     for call in calls:
         if call["tool"] not in names:
-            return f"{call['tool']!r} is not a tool of this catalog"
+            return f"{shown(call['tool'])!r} is not a tool of this catalog"
     # argument names: which call each belongs to. The tag says before (ARG<) or after (ARG>); when that
     # call's tool does not declare the argument, or already has it, the call on the other side is taken
     # if it can take it (arguments between two calls are the ones a reader may attach either way).
@@ -286,7 +317,7 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
     for i in sorted(at["ARG<"] + at["ARG>"]):
         name = tokens[i].text
         if tokens[i].kind != "word":
-            return f"{name!r} cannot name an argument"
+            return f"{shown(name)!r} cannot name an argument"
         before = [c for c, where in enumerate(call_at) if where < i]
         after = [c for c, where in enumerate(call_at) if where > i]
         sides = [before[-1] if before else None, after[0] if after else None]
@@ -295,27 +326,27 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
         fits = [c for c in sides if c is not None and tools[calls[c]["tool"]].argument_type(name) and (c, name) not in taken]
         choice = fits[0] if fits else sides[0]
         if choice is None:
-            return f"argument {name!r} belongs to no call"
+            return f"argument {shown(name)!r} belongs to no call"
         owner[i] = choice
         taken.add((choice, name))
     filled: dict[int, Any] = {}
     for i in sorted(at["VAL<"] + at["VAL>"]):
         tok = tokens[i]
         if tok.kind not in ("string", "number", "boolean"):
-            return f"{tok.text!r} is not a value (values are quoted strings, numbers, true or false)"
+            return f"{shown(tok.text)!r} is not a value (values are quoted strings, numbers, true or false)"
         span = range(i - 1, -1, -1) if tags[i] == "VAL<" else range(i + 1, len(tags))
         target = next((j for j in span if j in owner), None)
         if target is None:
-            return f"the value {tok.text} belongs to no argument"
+            return f"the value {shown(tok.text)} belongs to no argument"
         if target in filled:
-            return f"argument {tokens[target].text!r} is given two values"
+            return f"argument {shown(tokens[target].text)!r} is given two values"
         filled[target] = _plain(tok.value)
     for i, c in owner.items():
         if i not in filled:
-            return f"argument {tokens[i].text!r} is given no value"
+            return f"argument {shown(tokens[i].text)!r} is given no value"
         args = calls[c]["args"]
         if tokens[i].text in args:
-            return f"argument {tokens[i].text!r} is given twice in call {c + 1}"
+            return f"argument {shown(tokens[i].text)!r} is given twice in call {c + 1}"
         args[tokens[i].text] = filled[i]
     n = len(calls)
     mode = "single" if n == 1 else schedule
@@ -332,7 +363,7 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
             return "more than one row limit"
         value = limits[0].value
         if limits[0].kind != "number" or not float(value).is_integer():  # type: ignore[arg-type]
-            return f"the row limit {limits[0].text} is not an integer"
+            return f"the row limit {shown(limits[0].text)} is not an integer"
         out["limit"] = int(value)  # type: ignore[arg-type]
     return {"mode": mode, "calls": calls, "output": out}
 

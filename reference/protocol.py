@@ -2,6 +2,12 @@
 
 One request per line in, one response per line out, in order, flushed; a bad record gets a diagnostic
 and the stream goes on. ``serve`` never raises for anything a client sends.
+
+A request line holds at most :data:`MAX_LINE_BYTES` bytes (8 MiB, not counting its LF). A longer line
+is answered with one diagnostic that gives its length and the limit: past the limit it is read to its
+LF and discarded as it arrives (never held whole, never truncated into a request), and the stream goes
+on with the next line. The same limit applies to a line handed whole to :func:`respond` and
+:func:`respond_many`. Reading takes time linear in the bytes read, however long a line is.
 """
 
 from __future__ import annotations
@@ -9,13 +15,29 @@ from __future__ import annotations
 import os
 import select
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from reference import jsonio
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
 ManyHandler = Callable[[Sequence[Any]], list[dict[str, Any]]]
+
+#: the longest request line answered as a request, in bytes (its LF not counted). Planning or compiling
+#: holds several times a line in memory (the line, its text, the parsed request, the answer), so a cap
+#: keeps one client line from taking the machine's memory; no kit case comes near it.
+MAX_LINE_BYTES = 8 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class LongLine:
+    """A request line over :data:`MAX_LINE_BYTES`, read and discarded: only its length is kept."""
+
+    length: int  # bytes, its LF not counted
+
+
+Line = bytes | LongLine
 
 PLAN_KEYS = frozenset({"instruction", "tools"})
 COMPILE_KEYS = frozenset({"plan", "tools"})
@@ -60,8 +82,20 @@ def type_name(value: Any) -> str:
     return "an object"
 
 
-def _parse(line: bytes) -> tuple[Any, dict[str, Any] | None]:
+def long_line(length: int) -> dict[str, Any]:
+    """The answer to a request line of ``length`` bytes, over :data:`MAX_LINE_BYTES`."""
+    return {
+        "diagnostic": f"a request line of {length} bytes is over the limit of {MAX_LINE_BYTES} bytes"
+        " (it is discarded unparsed, never truncated)"
+    }
+
+
+def _parse(line: Line) -> tuple[Any, dict[str, Any] | None]:
     """The request on ``line``, or the diagnostic that answers it instead."""
+    if isinstance(line, LongLine):
+        return None, long_line(line.length)
+    if len(line) > MAX_LINE_BYTES:  # a line handed over whole (in-process) is held to the same limit
+        return None, long_line(len(line))
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -74,7 +108,7 @@ def _parse(line: bytes) -> tuple[Any, dict[str, Any] | None]:
         return None, {"diagnostic": f"the request is not valid JSON: {err}"}
 
 
-def respond(line: bytes, handler: Handler) -> dict[str, Any]:
+def respond(line: Line, handler: Handler) -> dict[str, Any]:
     """The response to one raw request line; never raises."""
     request, answer = _parse(line)
     if answer is not None:
@@ -85,7 +119,7 @@ def respond(line: bytes, handler: Handler) -> dict[str, Any]:
         return {"diagnostic": f"internal error while answering: {type(err).__name__}: {err}"}
 
 
-def respond_many(lines: Sequence[bytes], many: ManyHandler) -> list[dict[str, Any]]:
+def respond_many(lines: Sequence[Line], many: ManyHandler) -> list[dict[str, Any]]:
     """The responses to raw request lines, in order, with the parsed requests handled as one batch;
     never raises (if the batch fails, each request is answered on its own)."""
     parsed = [_parse(line) for line in lines]
@@ -130,41 +164,127 @@ def _strip(line: bytes) -> bytes:
     return line
 
 
-def _lines(src: BinaryIO) -> Iterable[bytes]:
-    for line in src:
-        yield _strip(line)
+#: bytes asked for per read
+CHUNK = 1 << 16
+
+
+class _Splitter:
+    """Cuts a byte stream into lines, fed chunk by chunk, in time linear in the bytes fed: only a new
+    chunk is searched for LF, and the unfinished line grows in one ``bytearray`` (not by concatenating
+    the line so far to each chunk, which copies it again and again). Past :data:`MAX_LINE_BYTES` the
+    unfinished line is dropped and only its length counted, up to its LF: a :class:`LongLine`."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = MAX_LINE_BYTES if limit is None else limit
+        self._part = bytearray()  # the unfinished line, while it is within the limit
+        self._over = -1  # the length so far of an unfinished line over the limit; -1: none
+
+    def feed(self, chunk: bytes) -> list[Line]:
+        """The lines that ``chunk`` completes."""
+        out: list[Line] = []
+        start = 0
+        end = chunk.find(b"\n")
+        while end >= 0:
+            if self._over < 0 and not self._part:  # the common case: a whole line inside the chunk
+                n = end - start
+                out.append(_strip(chunk[start:end]) if n <= self.limit else LongLine(n))
+            else:
+                self._take(chunk, start, end)
+                out.append(self._finish())
+            start = end + 1
+            end = chunk.find(b"\n", start)
+        self._take(chunk, start, len(chunk))
+        return out
+
+    def close(self) -> list[Line]:
+        """The last line, when the stream ends without an LF after it."""
+        return [self._finish()] if self._part or self._over >= 0 else []
+
+    def _take(self, chunk: bytes, start: int, end: int) -> None:
+        n = end - start
+        if self._over >= 0:
+            self._over += n
+        elif len(self._part) + n > self.limit:
+            self._over = len(self._part) + n
+            self._part = bytearray()  # a new, empty buffer: the old one's memory goes back now
+        elif n:
+            self._part += memoryview(chunk)[start:end]
+
+    def _finish(self) -> Line:
+        if self._over >= 0:
+            line: Line = LongLine(self._over)
+            self._over = -1
+            return line
+        text = _strip(bytes(self._part))
+        self._part = bytearray()
+        return text
+
+
+def _lines(src: BinaryIO) -> Iterator[Line]:
+    """Each line of ``src`` as soon as it is complete (``readline`` returns at an LF and never waits
+    for more)."""
+    splitter = _Splitter()
+    while True:
+        chunk = src.readline(CHUNK)
+        if not chunk:
+            yield from splitter.close()
+            return
+        yield from splitter.feed(chunk)
 
 
 MAX_BATCH = 1024
+#: a batch stops taking lines once it holds this many bytes (so a batch is never many long lines)
+MAX_BATCH_BYTES = MAX_LINE_BYTES
 
 
-def _line_batches(src: BinaryIO) -> Iterable[list[bytes]]:
-    """Lists of complete lines: whatever is already readable, at least one line, at most MAX_BATCH."""
+def _size(line: Line) -> int:
+    return len(line) if isinstance(line, bytes) else 0
+
+
+def _line_batches(src: BinaryIO) -> Iterable[list[Line]]:
+    """Lists of complete lines: whatever is already readable, at least one line, at most MAX_BATCH lines
+    and, past the first line, at most MAX_BATCH_BYTES bytes."""
     try:
         fd = src.fileno()
     except (AttributeError, OSError, ValueError):
         fd = None
+    pull: Callable[[], tuple[list[Line], bool]]  # the next lines, and whether the stream has ended
+    readable: Callable[[], bool]
     if fd is None:  # an in-memory stream: everything is already there
-        lines = [_strip(line) for line in src]
-        for start in range(0, len(lines), MAX_BATCH):
-            yield lines[start : start + MAX_BATCH]
-        return
-    pending = b""
-    ready: list[bytes] = []
+        lines = _lines(src)
+
+        def pull() -> tuple[list[Line], bool]:
+            line = next(lines, None)
+            return ([], True) if line is None else ([line], False)
+
+        def readable() -> bool:
+            return True
+
+    else:
+        splitter = _Splitter()
+
+        def pull() -> tuple[list[Line], bool]:
+            chunk = os.read(fd, CHUNK)
+            return (splitter.feed(chunk), False) if chunk else (splitter.close(), True)
+
+        def readable() -> bool:
+            return bool(select.select([fd], [], [], 0)[0])
+
+    ready: list[Line] = []
+    size = 0  # the bytes of the lines in ``ready``
     eof = False
     while True:
         # block only while nothing is ready; otherwise take what is already readable
-        while not eof and len(ready) < MAX_BATCH and (not ready or select.select([fd], [], [], 0)[0]):
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                eof = True
-                if pending:
-                    ready.append(_strip(pending))
-                    pending = b""
-                break
-            *complete, pending = (pending + chunk).split(b"\n")
-            ready.extend(_strip(line) for line in complete)
+        while not eof and len(ready) < MAX_BATCH and size < MAX_BATCH_BYTES and (not ready or readable()):
+            new, eof = pull()
+            ready.extend(new)
+            size += sum(_size(line) for line in new)
         if not ready:
             return
-        yield ready[:MAX_BATCH]
-        ready = ready[MAX_BATCH:]
+        n, taken = 1, _size(ready[0])
+        while n < min(len(ready), MAX_BATCH) and taken + _size(ready[n]) <= MAX_BATCH_BYTES:
+            taken += _size(ready[n])
+            n += 1
+        yield ready[:n]
+        del ready[:n]
+        size -= taken

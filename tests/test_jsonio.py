@@ -41,3 +41,23 @@ def test_dumps_is_ascii_and_keeps_lone_surrogates() -> None:
     assert text.isascii()
     assert loads(text) == {"k": "\ud800\u2028\u00e9"}
     assert MAX_SAFE_INTEGER == 9007199254740991
+
+
+def test_long_integers_are_inexact_even_where_python_would_convert_them() -> None:
+    """The digit limit is the module's own: a process that lifts Python's (``set_int_max_str_digits(0)``)
+    does not make ``loads`` convert 7 million digits in quadratic time."""
+    import sys
+
+    was = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        value = loads("7" * 5000)
+    finally:
+        sys.set_int_max_str_digits(was)
+    assert isinstance(value, InexactNumber) and dumps(value) == "7" * 5000
+
+
+@pytest.mark.parametrize("text", ["0e99999999999999999999", "-0.000e-99999999999999999999", "0E+400"])
+def test_zero_is_exact_whatever_its_exponent(text: str) -> None:
+    value = loads(text)
+    assert value == 0 and is_exact_number(value)

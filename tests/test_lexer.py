@@ -123,7 +123,62 @@ def test_the_limit_is_128_tokens_never_truncated() -> None:
     assert lex(" ".join(["w"] * MAX_TOKENS)).ok
     over = lex(" ".join(["w"] * (MAX_TOKENS + 1)))
     assert [v.clause for v in over.violations] == ["IN-LENGTH"]
-    assert len(over.tokens) == MAX_TOKENS + 1  # scanned whole
+    assert len(over.tokens) == over.count == MAX_TOKENS + 1  # scanned whole
+
+
+def test_over_the_limit_every_token_is_counted_and_the_first_129_kept() -> None:
+    over = lex(" ".join(["w"] * 1000))
+    assert over.count == 1000 and len(over.tokens) == MAX_TOKENS + 1
+    assert over.violations[0].message.startswith("1000 tokens is over the limit of 128")
+    wide = lex(" ".join(["w"] * 1000), max_tokens=10**6)  # callers that want every token ask for them
+    assert wide.ok and wide.count == len(wide.tokens) == 1000
+
+
+@pytest.mark.parametrize("short", [True, False])
+def test_a_long_instruction_is_scanned_whole_without_an_object_per_token(short: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over the limit, a bad string and an inexact number past the 100,000th token are still diagnosed,
+    and the scan allocates far less than the instruction (no list of a match per token, no token past
+    the 129th). Both scans (``findall`` for short instructions, one match at a time for long ones) agree."""
+    import tracemalloc
+
+    if short:
+        monkeypatch.setattr("reference.lexer._FINDALL_CHARS", 10**9)
+    text = "w " * 100_000 + '"\\q \\x" 1e400 end'
+    tracemalloc.start()
+    try:
+        lexed = lex(text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [v.clause for v in lexed.violations] == ["IN-LENGTH", "IN-STRING", "IN-NUMBER"]
+    assert lexed.count == 100_003 and len(lexed.tokens) == MAX_TOKENS + 1
+    assert "offset 200001" in lexed.violations[1].message and "offset 200008" in lexed.violations[2].message
+    if not short:
+        assert peak < len(text) // 4, peak  # was 100 times the instruction
+
+
+def test_a_huge_integer_is_inexact_without_being_converted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """More digits than 2^53-1 has is inexact as written: nothing converts it (Python's int() of 7
+    million digits is quadratic where its digit limit is lifted)."""
+    from reference import jsonio
+
+    def no_conversion(text: str) -> object:
+        raise AssertionError(f"converted {text[:20]}...")
+
+    monkeypatch.setattr(jsonio, "loads", no_conversion)
+    for digits in ("9007199254740992" + "0", "7" * 7_000_000, "-" + "1" * 17):
+        lexed = lex(f"limit {digits} rows")
+        assert [v.clause for v in lexed.violations] == ["IN-NUMBER"]
+        assert lexed.tokens[1].kind == "number" and lexed.tokens[1].text == digits
+
+
+@pytest.mark.parametrize(
+    ("number", "exact"),
+    [("1e-" + "0" * 100_000 + "1", True), ("1." + "0" * 100_000, True), ("0e" + "9" * 30, True), ("1." + "0" * 100_000 + "1", False)],
+)
+def test_long_number_literals_are_judged_by_their_value(number: str, exact: bool) -> None:
+    lexed = lex(f"limit {number}")
+    assert lexed.ok is exact
 
 
 def test_an_integer_longer_than_python_converts_is_diagnosed_not_raised() -> None:

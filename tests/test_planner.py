@@ -1,17 +1,19 @@
 """The reference planner's answers do not depend on how requests are batched or sharded; a batch pauses
-the cyclic garbage collector and turns oneDNN off, and leaves both as they were."""
+the cyclic garbage collector and turns oneDNN off, runs the network on the planner's intra-op threads
+(one by default), and leaves all three as they were."""
 
 from __future__ import annotations
 
 import gc
 
 import pytest
-import torch
 
-from reference import model as M
-from reference.lexer import lex
-from reference.planner import Planner
-from conformance.training import held_out
+torch = pytest.importorskip("torch")  # the planner needs the [planner] extra; without it, nothing to test
+
+from reference import model as M  # noqa: E402
+from reference.lexer import lex  # noqa: E402
+from reference.planner import Planner  # noqa: E402
+from conformance.training import held_out  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -103,3 +105,58 @@ def test_a_one_character_name_that_lexes_as_punctuation_is_an_identity() -> None
     ids, codes = M.featurize(tokens, catalog, 4096)
     assert ids[1] == M.word_id("\u2118", 4096)
     assert codes[1] == 1 << M.KINDS.index("punct")
+
+
+@pytest.mark.parametrize(("threads", "expected"), [("default", 1), (1, 1), (2, 2), (None, 2)])
+def test_the_network_runs_on_the_planners_threads_and_the_process_keeps_its_own(
+    network: M.TinyCodemode, threads: object, expected: int
+) -> None:
+    """One intra-op thread unless the planner is made with more (``None``: the process's setting); the
+    process's own count is the same before and after, so making or using a planner changes nothing."""
+    was = torch.get_num_threads()
+    torch.set_num_threads(2)  # torch's default on a 2-core machine, whatever this one has
+    try:
+        planner = Planner(network) if threads == "default" else Planner(network, threads=threads)  # type: ignore[arg-type]
+        assert torch.get_num_threads() == 2  # making one changes nothing
+        during: list[int] = []
+        forward = planner.forward
+
+        def spy(*args: object) -> object:
+            during.append(torch.get_num_threads())
+            return forward(*args)
+
+        planner.forward = spy
+        items = held_out(5, base=920_000)
+        answers = planner.respond_many([(i.text, i.catalog.to_json()) for i in items])
+        assert len(answers) == 5 and during and set(during) == {expected}
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(was)
+
+
+def test_a_planner_needs_a_thread(network: M.TinyCodemode) -> None:
+    with pytest.raises(ValueError, match="^0 threads"):
+        Planner(network, threads=0)
+
+
+def test_a_diagnostic_quotes_at_most_40_characters_of_a_token() -> None:
+    """A 7 MB word the model tags as a tool is not echoed whole into the answer."""
+    from reference.catalog import Catalog
+    from reference.planner import decode
+
+    catalog = Catalog.from_json([{"name": "t", "arguments": {}, "required": [], "returns": {"kind": "text"}}])
+    tokens = lex("call " + "w" * 7_000_000).tokens
+    assert decode(tokens, ["O", "CALL"], "sequential", "default", catalog) == f"'{'w' * 37}...' is not a tool of this catalog"
+    tokens = lex("t limit 1e-" + "0" * 1000 + "1").tokens  # exact (0.1), but not an integer
+    assert decode(tokens, ["CALL", "O", "LIMIT"], "sequential", "default", catalog) == "the row limit 1e-0000000000000000000000000000000000... is not an integer"
+
+
+def test_a_long_word_is_featurized_but_not_kept() -> None:
+    """Words are cached for speed; one of megabytes (a request may hold one) is not kept after its request."""
+    from reference.catalog import Catalog
+
+    catalog = Catalog.from_json([{"name": "t", "arguments": {}, "required": [], "returns": {"kind": "text"}}])
+    long = "W" + "w" * 1_000_000
+    ids, codes = M.featurize(lex(f"call t {long} please").tokens, catalog, 4096)
+    assert ids[2] == M.word_id(long, 4096) and codes[2] & (1 << 23)  # its identity, and a capital
+    assert long not in M._KNOWN[4096] and "please" in M._KNOWN[4096]
