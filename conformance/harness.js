@@ -1,30 +1,59 @@
 // The V8 side of the kit: mock tools, an event trace, and comparison of compiled plans' results.
 //
-// Loaded once per context. Everything it needs from the language is captured here, before any code
-// under test runs, so a body that replaces a global cannot change how it is judged. Data comes in as
-// JSON text and goes out as JSON.stringify text only (lone surrogates survive both ways).
-(function (global) {
+// This file is one function expression; the V8 worker (conformance/v8worker.py) calls it once per
+// context, before any code under test runs, as `(<this file>)(globalThis, token)`. It installs
+// `__codemode`, whose methods answer only to calls carrying `token`, a secret the worker writes into
+// the scripts it evaluates and no body can read: a body that finds `__codemode` cannot drive it.
+//
+// The rule it lives by: no code of a body may run inside the harness's own reading, comparing and
+// serializing, and nothing a body installs may change what the harness computes. So:
+//
+// * every intrinsic it uses is captured here, before any body ran, and called with the captured
+//   Reflect.apply (never as a method, whose lookup a body could redirect); no for-of, spread or array
+//   destructuring (Array.prototype[Symbol.iterator]), no instanceof (Symbol.hasInstance), no template
+//   literals, no `in` on, and no property assignment to, objects whose prototype a body can reach;
+// * the harness's own records inherit only from a frozen, empty, null-prototype object of its own, and
+//   its lists are arrays with a null prototype, so assigning a property or an element defines it (a
+//   setter on Object.prototype or an index setter on Array.prototype never runs) and reading a missing
+//   one finds nothing; the descriptors it passes are null-prototype objects. Specs are copied into such
+//   records on arrival, except the tool values handed to bodies, which stay the plain JSON.parse
+//   objects a real tool would return, and are read only through own data properties;
+// * descriptors (fresh ordinary objects) are read only after `hasOwn` says which kind they are, so an
+//   inherited `value` or `get` on Object.prototype cannot answer for them;
+// * values a body produced are read only through getOwnPropertyDescriptor, ownKeys, getPrototypeOf and
+//   Array.isArray, never through a getter, toJSON, toString or valueOf. A Proxy's traps still run there
+//   (JavaScript cannot tell a Proxy from an object without running them), so every such read is in
+//   try/catch, and what a trap does becomes a fact about the result ("unreadable"), never a failure of
+//   the harness. The purity comparison is made before any result is read, again after, and once more
+//   after the microtasks those reads queued have run (`recheck`), so a trap cannot hide a change;
+// * output is written by the harness's own serializer (JSON.stringify would look up toJSON through
+//   Object.prototype and Array.prototype), in ASCII: every other code unit, lone surrogates included,
+//   is a \u escape, which Python's json.loads reads back exactly.
+(function (global, token) {
   "use strict";
-  const AsyncFunction = (async function () {}).constructor;
-  const parse = JSON.parse;
-  const stringify = JSON.stringify;
-  const is = Object.is;
-  const create = Object.create;
-  const freeze = Object.freeze;
-  const isExtensible = Object.isExtensible;
+  const apply = Reflect.apply;
+  const ownKeys = Reflect.ownKeys;
   const getPrototypeOf = Object.getPrototypeOf;
   const getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
   const defineProperty = Object.defineProperty;
-  const ownKeys = Reflect.ownKeys;
-  const apply = Reflect.apply;
+  const isExtensible = Object.isExtensible;
+  const hasOwn = Object.hasOwn;
+  const freeze = Object.freeze;
+  const create = Object.create;
+  const setPrototypeOf = Object.setPrototypeOf;
+  const is = Object.is;
   const isArray = Array.isArray;
-  const ObjectPrototype = Object.prototype;
+  const isError = Error.isError || (() => false);  // a brand check: runs nobody's code
+  const parse = JSON.parse;
+  const rawString = String.raw;
+  const charCodeAt = String.prototype.charCodeAt;
+  const stringSlice = String.prototype.slice;
+  const numberToString = Number.prototype.toString;
+  const bigintToString = BigInt.prototype.toString;
+  const symbolDescription = getOwnPropertyDescriptor(Symbol.prototype, "description").get;
+  const regexpExec = RegExp.prototype.exec;
   const PromiseCtor = Promise;
   const then = Promise.prototype.then;
-  const ErrorCtor = Error;
-  const TypeErrorCtor = TypeError;
-  const StringCtor = String;
-  const push = Array.prototype.push;
   const MapCtor = Map;
   const mapGet = Map.prototype.get;
   const mapSet = Map.prototype.set;
@@ -32,153 +61,443 @@
   const SetCtor = Set;
   const setAdd = Set.prototype.add;
   const setHas = Set.prototype.has;
-  const symbolToString = Symbol.prototype.toString;
-  const errorToString = Error.prototype.toString;
-  const TEXT_LIMIT = 300;
+  const ErrorCtor = Error;
+  const AsyncFunction = getPrototypeOf(async function () {}).constructor;
+  const ObjectPrototype = Object.prototype;
+  const ErrorPrototype = Error.prototype;
+  const TypeErrorPrototype = TypeError.prototype;
 
-  const add = (list, item) => { apply(push, list, [item]); };
+  const TEXT_LIMIT = 300;      // characters of one description
+  const DESCRIBE_DEPTH = 8;    // nesting levels a description opens (the length limit stops it first)
+  const DESCRIBE_ITEMS = 20;   // entries per object or array a description shows
+  const KEY_LIMIT = 20;        // own keys of a record listed in its facts
+  const KEY_TEXT = 100;        // characters of one listed key
+  const TRACE_LIMIT = 64;      // start and settle events recorded per case (the done event always is)
+  const INVOCATION_LIMIT = 32; // invocations recorded per case
+  const PROTO_STEPS = 64;      // prototypes walked before a chain counts as endless
+  const CHANGE_LIMIT = 20;     // purity changes reported
+  const BIG_BIGINT = 10n ** 300n;
 
-  // A short, faithful rendering of any value for reports (JSON where possible, never throws).
-  function describe(value) {
-    let text;
-    try {
-      if (value === undefined) text = "undefined";
-      else if (typeof value === "symbol") text = apply(symbolToString, value, []);
-      else if (typeof value === "function") text = "[function]";
-      else if (typeof value === "bigint") text = StringCtor(value) + "n";
-      else if (value instanceof ErrorCtor) {
-        text = apply(errorToString, value, []);
-        text = "[" + text + "]";
-      } else {
-        text = stringify(value, (k, v) => {
-          if (v === undefined) return "[undefined]";
-          if (typeof v === "function") return "[function]";
-          if (v instanceof ErrorCtor) return "[" + apply(errorToString, v, []) + "]";
-          return v;
-        });
-        if (text === undefined) text = "undefined";
+  // Characters that need attention when quoting: JSON output escapes everything outside printable
+  // ASCII; descriptions escape controls and surrogates only. Private regexps, run with the captured exec
+  // (which reads only their own lastIndex).
+  const OUTSIDE_ASCII = /[^\u0020-\u007e]|["\\]/;
+  const NOT_PLAIN = /[\u0000-\u001f"\\\ud800-\udfff]/;
+
+  // ---- the harness's own data ------------------------------------------------------------------------
+
+  // A record: an object whose prototype is EMPTY, a frozen, empty, null-prototype object no body can
+  // reach. Reading a missing key gives undefined and assigning a new one defines it, as on a
+  // null-prototype object, but V8 keeps its properties fast.
+  const EMPTY = freeze(create(null));
+
+  function rec() {
+    return create(EMPTY);
+  }
+
+  // A list: an array with a null prototype, so that appending by assignment defines the element (an
+  // index setter on Array.prototype never runs) and nothing is inherited.
+  function list() {
+    return setPrototypeOf([], null);
+  }
+
+  function add(items, item) {
+    items[items.length] = item;
+  }
+
+  function slice(text, start, end) {
+    return apply(stringSlice, text, [start, end]);
+  }
+
+  function code(text, i) {
+    return apply(charCodeAt, text, [i]);
+  }
+
+  function hex4(c) {
+    const h = apply(numberToString, c, [16]);
+    return "\\u" + slice("0000", 0, 4 - h.length) + h;
+  }
+
+  const SHORT_ESCAPES = rec();
+  SHORT_ESCAPES[0x22] = "\\\"";
+  SHORT_ESCAPES[0x5c] = "\\\\";
+  SHORT_ESCAPES[0x08] = "\\b";
+  SHORT_ESCAPES[0x0c] = "\\f";
+  SHORT_ESCAPES[0x0a] = "\\n";
+  SHORT_ESCAPES[0x0d] = "\\r";
+  SHORT_ESCAPES[0x09] = "\\t";
+
+  // A JSON string literal in ASCII only (the serializer's strings).
+  function quoteAscii(text) {
+    if (apply(regexpExec, OUTSIDE_ASCII, [text]) === null) return "\"" + text + "\"";
+    let out = "\"";
+    let start = 0;
+    const n = text.length;
+    for (let i = 0; i < n; i++) {
+      const c = code(text, i);
+      if (c >= 0x20 && c < 0x7f && c !== 0x22 && c !== 0x5c) continue;
+      if (start < i) out += slice(text, start, i);
+      const short = SHORT_ESCAPES[c];
+      out += short !== undefined ? short : hex4(c);
+      start = i + 1;
+    }
+    if (start < n) out += slice(text, start, n);
+    return out + "\"";
+  }
+
+  // A string as JSON.stringify writes it (controls and lone surrogates escaped, other text as is), for
+  // descriptions; at most `limit` code units of it are read.
+  function quoteText(text, limit) {
+    const cut = text.length > limit;
+    if (cut) {
+      text = slice(text, 0, limit);
+      const last = code(text, limit - 1);
+      if (last >= 0xd800 && last <= 0xdbff) text = slice(text, 0, limit - 1);  // no half pair
+    }
+    const tail = cut ? "...\"" : "\"";
+    if (apply(regexpExec, NOT_PLAIN, [text]) === null) return "\"" + text + tail;
+    let out = "\"";
+    let start = 0;
+    const n = text.length;
+    for (let i = 0; i < n; i++) {
+      const c = code(text, i);
+      let escape = null;
+      if (c < 0x20 || c === 0x22 || c === 0x5c) {
+        escape = SHORT_ESCAPES[c];
+        if (escape === undefined) escape = hex4(c);
+      } else if (c >= 0xd800 && c <= 0xdbff) {
+        const next = i + 1 < n ? code(text, i + 1) : 0;
+        if (next >= 0xdc00 && next <= 0xdfff) { i++; continue; }
+        escape = hex4(c);
+      } else if (c >= 0xdc00 && c <= 0xdfff) {
+        escape = hex4(c);
       }
+      if (escape === null) continue;
+      if (start < i) out += slice(text, start, i);
+      out += escape;
+      start = i + 1;
+    }
+    if (start < n) out += slice(text, start, n);
+    return out + tail;
+  }
+
+  // The harness's data as JSON text: null-prototype records, harness arrays, primitive leaves. Record
+  // keys are the harness's own identifiers and are written as they are.
+  function serialize(value) {
+    if (value === null || value === undefined) return "null";
+    const type = typeof value;
+    if (type === "string") return quoteAscii(value);
+    if (type === "boolean") return value ? "true" : "false";
+    if (type === "number") return value === value && value !== Infinity && value !== -Infinity ? "" + value : "null";
+    let out;
+    if (isArray(value)) {
+      out = "[";
+      const n = value.length;
+      for (let i = 0; i < n; i++) out += (i ? "," : "") + serialize(value[i]);
+      return out + "]";
+    }
+    out = "{";
+    const keys = ownKeys(value);
+    let first = true;
+    for (let i = 0; i < keys.length; i++) {
+      const v = value[keys[i]];
+      if (v === undefined) continue;
+      out += (first ? "\"" : ",\"") + keys[i] + "\":" + serialize(v);
+      first = false;
+    }
+    return out + "}";
+  }
+
+  // A copy of parsed JSON as harness data (records and lists), except the members named `value`:
+  // a tool's fulfilment value or failure value stays the JSON.parse object that bodies are handed.
+  function harden(json) {
+    if (json === null || typeof json !== "object") return json;
+    if (isArray(json)) {
+      const out = list();
+      for (let i = 0; i < json.length; i++) add(out, harden(json[i]));
+      return out;
+    }
+    const out = rec();
+    const keys = ownKeys(json);
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i];
+      out[k] = k === "value" ? json[k] : harden(json[k]);
+    }
+    return out;
+  }
+
+  // ---- reading what a body made (every function here may run a Proxy's trap; callers catch) -----------
+
+  // `obj`'s own property `key`: {data, value, get, set, enumerable} or null when there is none.
+  function ownProperty(obj, key) {
+    const d = getOwnPropertyDescriptor(obj, key);
+    if (d === undefined) return null;
+    const p = rec();
+    p.data = hasOwn(d, "value");
+    p.value = p.data ? d.value : undefined;
+    p.get = p.data ? undefined : d.get;
+    p.set = p.data ? undefined : d.set;
+    p.enumerable = d.enumerable === true;
+    return p;
+  }
+
+  function ownData(obj, key) {
+    const p = ownProperty(obj, key);
+    return p !== null && p.data ? p.value : undefined;
+  }
+
+  function isObject(value) {
+    return value !== null && (typeof value === "object" || typeof value === "function");
+  }
+
+  // Is `proto` on the prototype chain of `value` (what instanceof asks, without Symbol.hasInstance)?
+  function inherits(value, proto) {
+    if (!isObject(value)) return false;
+    let p = getPrototypeOf(value);
+    for (let steps = 0; p !== null && steps < PROTO_STEPS; steps++) {
+      if (p === proto) return true;
+      p = getPrototypeOf(p);
+    }
+    return false;
+  }
+
+  // The first own data property `key` along `value`'s prototype chain: {found, value, getter}.
+  function inheritedData(value, key) {
+    const out = rec();
+    out.found = false;
+    out.getter = false;
+    let o = value;
+    for (let steps = 0; o !== null && steps < PROTO_STEPS; steps++) {
+      const p = ownProperty(o, key);
+      if (p !== null) {
+        out.found = true;
+        if (p.data) out.value = p.value; else out.getter = true;
+        return out;
+      }
+      o = getPrototypeOf(o);
+    }
+    return out;
+  }
+
+  function keyText(key) {
+    if (typeof key === "symbol") return symbolText(key);
+    return key.length > KEY_TEXT ? slice(key, 0, KEY_TEXT) + "..." : key;
+  }
+
+  function symbolText(symbol) {
+    const d = apply(symbolDescription, symbol, []);
+    if (d === undefined) return "Symbol()";
+    return "Symbol(" + (d.length > KEY_TEXT ? slice(d, 0, KEY_TEXT) + "..." : d) + ")";
+  }
+
+  // ---- descriptions --------------------------------------------------------------------------------
+
+  // A short, faithful rendering of any value for reports: primitives as JSON writes them (BigInts as
+  // 123n, symbols as Symbol(...)), objects through their own properties (a getter shows as [getter] and
+  // is never called), Errors as [Name: message] from own data properties, cycles as [circular]. Never
+  // throws; what a trap threw shows as [reading it threw: ...].
+  function describe(value) {
+    const st = rec();
+    st.text = "";
+    st.path = list();
+    st.thrown = 0;
+    try {
+      put(st, value, 0);
     } catch (e) {
-      text = "[unprintable " + typeof value + "]";
+      st.text += "[unprintable]";  // only a stack overflow or memory exhaustion gets here
     }
-    return text.length > TEXT_LIMIT ? text.slice(0, TEXT_LIMIT) + "..." : text;
+    const text = st.text;
+    return text.length > TEXT_LIMIT ? slice(text, 0, TEXT_LIMIT) + "..." : text;
   }
 
-  function keyName(key) {
-    return typeof key === "symbol" ? apply(symbolToString, key, []) : key;
+  function full(st) {
+    return st.text.length > TEXT_LIMIT;
   }
 
-  function protoName(value) {
-    const proto = getPrototypeOf(value);
-    if (proto === ObjectPrototype) return "Object.prototype";
-    if (proto === null) return "null";
-    return "other";
+  function put(st, value, depth) {
+    if (full(st)) return;
+    const type = typeof value;
+    if (value === undefined) st.text += "undefined";
+    else if (value === null) st.text += "null";
+    else if (type === "string") st.text += quoteText(value, TEXT_LIMIT + 1);
+    else if (type === "number") st.text += is(value, -0) ? "-0" : "" + value;
+    else if (type === "boolean") st.text += value ? "true" : "false";
+    else if (type === "bigint") {
+      const small = value < BIG_BIGINT && value > -BIG_BIGINT;
+      st.text += small ? apply(bigintToString, value, []) + "n" : "[a BigInt of over 300 digits]";
+    } else if (type === "symbol") st.text += symbolText(value);
+    else if (type === "function") st.text += "[function]";
+    else putObject(st, value, depth);
   }
 
-  function sameJSON(a, b) {
-    return a === b;  // numbers: 0 === -0; no NaN ever reaches a plan
-  }
-
-  // Do the own keys and values of `actual` equal the plan's args object `expected` (from JSON.parse)?
-  function argsMatch(actual, expected) {
-    if (actual === null || typeof actual !== "object") return false;
-    const keys = ownKeys(actual);
-    const want = ownKeys(expected);
-    if (keys.length !== want.length) return false;
-    for (const key of want) {
-      const d = getOwnPropertyDescriptor(actual, key);
-      if (d === undefined || !("value" in d) || !d.enumerable) return false;
-      if (!sameJSON(d.value, expected[key])) return false;
+  function putObject(st, value, depth) {
+    for (let i = 0; i < st.path.length; i++) {
+      if (st.path[i] === value) { st.text += "[circular]"; return; }
     }
-    return true;
+    if (depth >= DESCRIBE_DEPTH) { st.text += "[...]"; return; }
+    add(st.path, value);
+    try {
+      if (isError(value) || inherits(value, ErrorPrototype)) putError(st, value);
+      else if (isArray(value)) putArray(st, value, depth);
+      else putRecord(st, value, depth);
+    } catch (e) {
+      st.text += "[reading it threw: " + thrownText(st, e) + "]";
+    }
+    st.path.length -= 1;
+  }
+
+  function putError(st, value) {
+    const name = errorPart(inheritedData(value, "name"), "Error");
+    const message = errorPart(inheritedData(value, "message"), "");
+    st.text += "[" + (name === "" ? message : message === "" ? name : name + ": " + message) + "]";
+  }
+
+  // A name or message as Error.prototype.toString shows it (strings as they are), without running code.
+  function errorPart(found, fallback) {
+    if (found.getter) return "[getter]";
+    if (!found.found || found.value === undefined) return fallback;
+    const v = found.value;
+    if (typeof v === "string") return v.length > TEXT_LIMIT ? slice(v, 0, TEXT_LIMIT) : v;
+    if (isObject(v)) return "[object]";
+    return describe(v);
+  }
+
+  function putArray(st, value, depth) {
+    const length = ownData(value, "length");
+    const n = typeof length === "number" ? length : 0;
+    st.text += "[";
+    for (let i = 0; i < n; i++) {
+      if (i) st.text += ",";
+      if (i >= DESCRIBE_ITEMS || full(st)) { st.text += "..."; break; }
+      putProperty(st, ownProperty(value, i), depth);
+    }
+    st.text += "]";
+  }
+
+  function putRecord(st, value, depth) {
+    const keys = ownKeys(value);
+    st.text += "{";
+    for (let i = 0; i < keys.length; i++) {
+      if (i) st.text += ",";
+      if (i >= DESCRIBE_ITEMS || full(st)) { st.text += "..."; break; }
+      const key = keys[i];
+      st.text += typeof key === "symbol" ? "[" + symbolText(key) + "]" : quoteText(key, KEY_TEXT);
+      st.text += ":";
+      putProperty(st, ownProperty(value, key), depth);
+    }
+    st.text += "}";
+  }
+
+  function putProperty(st, p, depth) {
+    if (p === null) st.text += "undefined";
+    else if (p.data) put(st, p.value, depth + 1);
+    else st.text += p.get !== undefined ? "[getter]" : "[setter]";
+  }
+
+  // What a trap threw, described without opening anything it throws in turn.
+  function thrownText(st, e) {
+    if (st.thrown > 0) return "[unreadable]";
+    const inner = rec();
+    inner.text = "";
+    inner.path = list();
+    inner.thrown = st.thrown + 1;
+    try {
+      put(inner, e, DESCRIBE_DEPTH - 1);
+    } catch (again) {
+      return "[unreadable]";
+    }
+    return inner.text.length > 100 ? slice(inner.text, 0, 100) + "..." : inner.text;
+  }
+
+  function threw(e) {
+    const st = rec();
+    st.thrown = 0;
+    return "[reading it threw: " + thrownText(st, e) + "]";
   }
 
   // ---- one case -----------------------------------------------------------------------------------
 
-  function makeFailure(spec) {
-    return "message" in spec ? new ErrorCtor(spec.message) : spec.value;
+  function makeFailure(failure) {
+    return failure.message !== undefined ? new ErrorCtor(failure.message) : failure.value;
   }
 
-  function runCase(spec) {
-    const c = {
-      spec,
-      events: [],
-      invocations: [],
-      values: [],     // fulfilment value handed out for call i
-      reasons: [],    // rejection reason / thrown value for call i
-      inSync: false,
-      compile: null,
-      invokeThrew: null,
-      done: null,
-      result: undefined,
-    };
-    const event = (e) => add(c.events, e);
+  // Do the own keys and values of `actual` equal the plan's args (a hardened record)?
+  function argsMatch(actual, expected, expectedKeys) {
+    if (actual === null || typeof actual !== "object") return false;
+    const keys = ownKeys(actual);
+    if (keys.length !== expectedKeys.length) return false;
+    for (let i = 0; i < expectedKeys.length; i++) {
+      const p = ownProperty(actual, expectedKeys[i]);
+      if (p === null || !p.data || !p.enumerable) return false;
+      if (p.value !== expected[expectedKeys[i]]) return false;  // numbers: 0 === -0; no NaN reaches a plan
+    }
+    return true;
+  }
+
+  function argsMatchSafely(actual, call) {
+    try {
+      return argsMatch(actual, call.args, call.argKeys);
+    } catch (e) {
+      return false;
+    }
+  }
+
+  // What the tool's rows were when handed out (a body may change them later): for each row, the row
+  // itself and the own data value of each field.
+  function rowsTable(value, fields) {
+    const table = rec();
+    table.rows = list();
+    table.fields = list();
+    const n = isArray(value) ? value.length : 0;
+    for (let j = 0; j < n; j++) {
+      const row = value[j];
+      add(table.rows, row);
+      const values = rec();
+      if (fields !== null && row !== null && typeof row === "object" && !isArray(row)) {
+        for (let k = 0; k < fields.length; k++) {
+          if (hasOwn(row, fields[k])) values[fields[k]] = row[fields[k]];
+        }
+      }
+      add(table.fields, values);
+    }
+    return table;
+  }
+
+  function runCase(spec, batch) {
+    const c = rec();
+    c.spec = spec;
+    c.batch = batch;
+    c.events = list();
+    c.invocations = list();
+    c.dropped = 0;
+    c.looks = 0;       // looks at the built-ins from inside its tool calls
+    c.values = rec();   // fulfilment value handed out for call i
+    c.reasons = rec();  // rejection reason / thrown value for call i
+    c.inSync = false;
+    c.compile = null;
+    c.invokeThrew = null;
+    c.watch = null;
+    c.done = null;
+    c.result = undefined;
+    c.rows = null;
     const calls = spec.calls;
-    const queues = create(null);
+    const first = spec.expect.length ? spec.expect[0] : null;
+    if (first !== null && first.rows !== undefined) {
+      c.rows = rowsTable(calls[first.rows.call].behaviour.value, first.rows.fields);
+    }
+    for (let i = 0; i < calls.length; i++) calls[i].argKeys = ownKeys(calls[i].args);
+    const queues = rec();
     for (let i = 0; i < calls.length; i++) {
       const name = calls[i].tool;
-      if (!queues[name]) queues[name] = [];
+      if (queues[name] === undefined) queues[name] = list();
       add(queues[name], i);
     }
-    const tools = create(null);
+    const tools = rec();
     for (let i = 0; i < calls.length; i++) {
       const name = calls[i].tool;
       const kind = calls[i].behaviour.kind;
       if (kind === "absent" || name in tools) continue;
-      if (kind === "notfn") { tools[name] = 42; continue; }
-      const queue = queues[name];
-      const used = [];
-      tools[name] = function () {
-        // The plan call this invocation stands for: the first unused call of this tool whose args it
-        // carries, else the first unused one (so calls started out of order are still told apart).
-        let index = -1;
-        for (const i of queue) {
-          if (!used[i] && argsMatch(arguments[0], calls[i].args)) { index = i; break; }
-        }
-        if (index < 0) for (const i of queue) if (!used[i]) { index = i; break; }
-        if (index >= 0) used[index] = true;
-        const inv = {
-          call: index,
-          tool: name,
-          argc: arguments.length,
-          argsOk: index >= 0 && argsMatch(arguments[0], calls[index].args),
-          args: null,
-        };
-        if (!inv.argsOk) inv.args = describe(arguments[0]);
-        add(c.invocations, inv);
-        event(["start", index, c.inSync]);
-        if (index < 0) { event(["settle", index]); return undefined; }
-        const b = calls[index].behaviour;
-        switch (b.kind) {
-          case "return":
-            c.values[index] = b.value;
-            event(["settle", index]);
-            return b.value;
-          case "throw": {
-            const reason = makeFailure(b.failure);
-            c.reasons[index] = reason;
-            event(["settle", index]);
-            throw reason;
-          }
-          case "resolve":
-            return (async () => {
-              for (let t = 0; t < b.delay; t++) await null;
-              c.values[index] = b.value;
-              event(["settle", index]);
-              return b.value;
-            })();
-          case "reject":
-            return (async () => {
-              for (let t = 0; t < b.delay; t++) await null;
-              const reason = makeFailure(b.failure);
-              c.reasons[index] = reason;
-              event(["settle", index]);
-              throw reason;
-            })();
-          default:  // never
-            return new PromiseCtor(() => {});
-        }
-      };
+      tools[name] = kind === "notfn" ? 42 : mockTool(c, name, queues[name]);
     }
     let fn;
     try {
@@ -195,70 +514,189 @@
       c.invokeThrew = describe(e);
     }
     c.inSync = false;
-    if (promise !== undefined) {
-      apply(then, promise, [
-        (value) => { c.done = "resolved"; c.result = value; event(["done", "resolved"]); },
-        (reason) => { c.done = "rejected"; c.result = reason; event(["done", "rejected"]); },
-      ]);
-    }
+    if (promise !== undefined) watch(c, promise);
     return c;
+  }
+
+  function event(c, e) {
+    if (c.batch.sealed) return;
+    if (c.events.length < TRACE_LIMIT) add(c.events, e); else c.dropped++;
+  }
+
+  function mockTool(c, name, queue) {
+    const calls = c.spec.calls;
+    const used = rec();
+    return function () {
+      if (c.batch.sealed) return undefined;  // called from a trap while results are read: no effect
+      watchBuiltIns(c);
+      const argc = arguments.length;
+      const arg = argc > 0 ? arguments[0] : undefined;
+      // The plan call this invocation stands for: the first unused call of this tool whose args it
+      // carries, else the first unused one (so calls started out of order are still told apart).
+      let index = -1;
+      let argsOk = false;
+      for (let k = 0; k < queue.length && index < 0; k++) {
+        const i = queue[k];
+        if (!used[i] && argsMatchSafely(arg, calls[i])) { index = i; argsOk = true; }
+      }
+      for (let k = 0; k < queue.length && index < 0; k++) if (!used[queue[k]]) index = queue[k];
+      if (index >= 0) used[index] = true;
+      if (c.invocations.length < INVOCATION_LIMIT) {
+        const inv = rec();
+        inv.call = index;
+        inv.tool = name;
+        inv.argc = argc;
+        inv.argsOk = argsOk;
+        inv.args = argsOk ? null : describe(arg);
+        add(c.invocations, inv);
+      } else {
+        c.dropped++;
+      }
+      event(c, ["start", index, c.inSync]);
+      if (index < 0) { event(c, ["settle", index]); return undefined; }
+      const b = calls[index].behaviour;
+      switch (b.kind) {
+        case "return":
+          c.values[index] = b.value;
+          event(c, ["settle", index]);
+          return b.value;
+        case "throw": {
+          const reason = makeFailure(b.failure);
+          c.reasons[index] = reason;
+          event(c, ["settle", index]);
+          throw reason;
+        }
+        case "resolve":
+          return (async () => {
+            for (let t = 0; t < b.delay; t++) await null;
+            c.values[index] = b.value;
+            event(c, ["settle", index]);
+            return b.value;
+          })();
+        case "reject":
+          return (async () => {
+            for (let t = 0; t < b.delay; t++) await null;
+            const reason = makeFailure(b.failure);
+            c.reasons[index] = reason;
+            event(c, ["settle", index]);
+            throw reason;
+          })();
+        default:  // never
+          return new PromiseCtor(() => {});
+      }
+    };
+  }
+
+  // Observe how the function's promise settles. Promise.prototype.then looks up the promise's
+  // `constructor` and its Symbol.species, where a body that replaced them would run; an own
+  // `constructor` of undefined on this fresh promise (which no body can reach) makes then use the
+  // intrinsic Promise and look nothing up.
+  function watch(c, promise) {
+    try {
+      defineProperty(promise, "constructor", { __proto__: null, value: undefined });
+      apply(then, promise, [
+        (value) => { settle(c, "resolved", value); },
+        (reason) => { settle(c, "rejected", reason); },
+      ]);
+    } catch (e) {
+      c.watch = describe(e);  // cannot happen with the intrinsics captured above
+    }
+  }
+
+  function settle(c, how, result) {
+    if (c.batch.sealed || c.done !== null) return;
+    c.done = how;
+    c.result = result;
+    add(c.events, ["done", how]);
   }
 
   // ---- judging a record against what the kit expects of it -------------------------------------------
 
-  // Facts about one record; its text (costly) only when something about it is wrong.
-  function recordFacts(rec, want, c) {
-    const facts = { plain: false, keys: [], ok: null, why: null };
-    if (rec === null || typeof rec !== "object") {
-      facts.why = "not-object";
-      facts.text = describe(rec);
-      return facts;
-    }
-    facts.plain = protoName(rec) !== "other";
-    const keys = ownKeys(rec);
-    for (const k of keys) add(facts.keys, keyName(k));
-    const okDesc = getOwnPropertyDescriptor(rec, "ok");
-    const ok = okDesc && "value" in okDesc ? okDesc.value : undefined;
-    facts.ok = ok === true ? true : ok === false ? false : describe(ok);
-    facts.why = mismatch(rec, ok, want, c);
-    if (facts.why !== null || !facts.plain || keys.length !== 2) facts.text = describe(rec);
+  // What a record is made of, read once: its prototype, own keys and own ok, value and error.
+  function readRecord(value) {
+    const view = rec();
+    view.proto = getPrototypeOf(value);
+    view.keys = ownKeys(value);
+    view.ok = ownData(value, "ok");
+    view.value = ownData(value, "value");
+    view.error = ownData(value, "error");
+    return view;
+  }
+
+  function unreadableFacts(text) {
+    const facts = rec();
+    facts.plain = false;
+    facts.keys = list();
+    facts.ok = null;
+    facts.why = "unreadable";
+    facts.text = text;
+    facts.matches = list();
     return facts;
   }
 
-  function own(rec, key) {
-    const d = getOwnPropertyDescriptor(rec, key);
-    return d && "value" in d ? d.value : undefined;
+  // Facts about one record; its text (costly) only when something about it is wrong.
+  function recordFacts(value, want, c) {
+    const facts = rec();
+    facts.plain = false;
+    facts.keys = list();
+    facts.ok = null;
+    facts.why = null;
+    if (value === null || typeof value !== "object") {
+      facts.why = "not-object";
+      facts.text = describe(value);
+      facts.matches = list();
+      return facts;
+    }
+    let view;
+    try {
+      view = readRecord(value);
+    } catch (e) {
+      return unreadableFacts(threw(e));
+    }
+    facts.plain = view.proto === ObjectPrototype || view.proto === null;
+    const keys = view.keys;
+    for (let i = 0; i < keys.length && i < KEY_LIMIT; i++) add(facts.keys, keyText(keys[i]));
+    if (keys.length > KEY_LIMIT) facts.moreKeys = keys.length - KEY_LIMIT;
+    const ok = view.ok;
+    facts.ok = ok === true ? true : ok === false ? false : describe(ok);
+    try {
+      facts.why = mismatch(view, want, c);
+    } catch (e) {
+      return unreadableFacts(threw(e));
+    }
+    if (facts.why !== null || !facts.plain || keys.length !== 2) facts.text = describe(value);
+    if (facts.why !== null) facts.matches = matching(view, c);
+    return facts;
   }
 
-  // Why `rec` differs from the expectation `want`, or null when it matches.
-  function mismatch(rec, ok, want, c) {
-    if (ok !== want.ok) return "ok";
+  // Why the record `view` differs from the expectation `want`, or null when it matches.
+  function mismatch(view, want, c) {
+    if (view.ok !== want.ok) return "ok";
     if (want.ok) {
-      const value = own(rec, "value");
-      if ("same" in want) return is(value, c.values[want.same]) ? null : "value";
-      return rowsMismatch(value, want.rows, c);
+      if (want.same !== undefined) return is(view.value, c.values[want.same]) ? null : "value";
+      return rowsMismatch(view.value, want.rows, c);
     }
-    const error = own(rec, "error");
-    if ("same" in want) return is(error, c.reasons[want.same]) ? null : "error";
-    if (want.type === "TypeError") return error instanceof TypeErrorCtor ? null : "error";
+    const error = view.error;
+    if (want.same !== undefined) return is(error, c.reasons[want.same]) ? null : "error";
+    if (want.type === "TypeError") return inherits(error, TypeErrorPrototype) ? null : "error";
     if (want.shape) {
-      if (!(error instanceof ErrorCtor)) return "error";
-      const m = getOwnPropertyDescriptor(error, "message");
-      const message = m && "value" in m ? m.value : error.message;
-      return typeof message === "string" && message.length > 0 ? null : "error-message";
+      if (!inherits(error, ErrorPrototype)) return "error";
+      const message = inheritedData(error, "message");
+      return typeof message.value === "string" && message.value.length > 0 ? null : "error-message";
     }
     return "error";
   }
 
   function rowsMismatch(value, rows, c) {
-    const orig = c.values[rows.call];
+    const table = c.rows;
     if (!isArray(value)) return "rows-not-array";
-    const limit = rows.limit === null ? orig.length : Math.min(rows.limit, orig.length);
-    if (value.length !== limit) return "rows-length";
+    const n = table.rows.length;
+    const limit = rows.limit === null ? n : rows.limit < n ? rows.limit : n;
+    if (ownData(value, "length") !== limit) return "rows-length";
     const fields = rows.fields;
     for (let j = 0; j < limit; j++) {
-      const r = value[j];
-      const o = orig[j];
+      const r = ownData(value, j);
+      const o = table.rows[j];
       if (fields === null) {
         if (!is(r, o)) return "rows-order";
         continue;
@@ -269,19 +707,17 @@
       const keys = ownKeys(r);
       if (keys.length !== fields.length) return "row-keys";
       for (let k = 0; k < fields.length; k++) if (keys[k] !== fields[k]) return "row-keys";
-      for (const f of fields) {
-        const d = getOwnPropertyDescriptor(r, f);
-        if (!("value" in d) || !d.enumerable) return "row-descriptor";
+      const got = rec();
+      for (let k = 0; k < fields.length; k++) {
+        const p = ownProperty(r, fields[k]);
+        if (p === null || !p.data || !p.enumerable) return "row-descriptor";
+        got[fields[k]] = p.value;
       }
-      let same = true;
-      for (const f of fields) if (!is(r[f], o[f])) same = false;
-      if (!same) {
-        for (let m = 0; m < orig.length; m++) {
-          const other = orig[m];
+      if (!sameFields(got, table.fields[j], fields)) {
+        for (let m = 0; m < n; m++) {
+          const other = table.rows[m];
           if (m === j || other === null || typeof other !== "object") continue;
-          let all = true;
-          for (const f of fields) if (!is(r[f], other[f])) all = false;
-          if (all) return "rows-order";
+          if (sameFields(got, table.fields[m], fields)) return "rows-order";
         }
         return "row-values";
       }
@@ -289,187 +725,382 @@
     return null;
   }
 
+  function sameFields(got, want, fields) {
+    for (let k = 0; k < fields.length; k++) {
+      const f = fields[k];
+      if (!(f in want) || !is(got[f], want[f])) return false;
+    }
+    return true;
+  }
+
   // Which expectations (by call index) does this record match?
-  function matching(rec, c) {
-    const out = [];
-    if (rec === null || typeof rec !== "object") return out;
-    const ok = own(rec, "ok");
+  function matching(view, c) {
+    const out = list();
     const expect = c.spec.expect;
     for (let i = 0; i < expect.length; i++) {
-      if (expect[i] !== null && mismatch(rec, ok, expect[i], c) === null) add(out, i);
+      if (expect[i] === null) continue;
+      let why;
+      try {
+        why = mismatch(view, expect[i], c);
+      } catch (e) {
+        continue;
+      }
+      if (why === null) add(out, i);
     }
     return out;
   }
 
+  // Facts about the value in the place of a call that never settles: its text, and the expectations
+  // it matches all the same.
+  function pendingFacts(value, c) {
+    const facts = rec();
+    facts.text = describe(value);
+    facts.matches = list();
+    if (value === null || typeof value !== "object") return facts;
+    try {
+      facts.matches = matching(readRecord(value), c);
+    } catch (e) {
+      // unreadable: it matches nothing
+    }
+    return facts;
+  }
+
   function observe(c) {
-    const obs = {
-      compile: c.compile,
-      invokeThrew: c.invokeThrew,
-      events: c.events,
-      invocations: c.invocations,
-      done: c.done,
-      result: null,
-    };
+    const obs = rec();
+    obs.compile = c.compile;
+    obs.invokeThrew = c.invokeThrew;
+    obs.events = c.events;
+    obs.invocations = c.invocations;
+    obs.done = c.done;
+    obs.result = null;
+    if (c.dropped > 0) obs.dropped = c.dropped;
+    if (c.watch !== null) obs.harness = "observing the function's promise threw " + c.watch;
     if (c.done === "rejected") {
-      obs.result = { text: describe(c.result) };
+      obs.result = rec();
+      obs.result.text = describe(c.result);
     } else if (c.done === "resolved") {
-      const value = c.result;
-      const expect = c.spec.expect;
-      if (c.spec.output === "all") {
-        const r = { isArray: isArray(value), length: null, records: [] };
-        if (!r.isArray || value.length !== expect.length) r.text = describe(value);
-        if (r.isArray) {
-          r.length = value.length;
-          for (let i = 0; i < value.length && i < expect.length; i++) {
-            const facts = expect[i] === null ? { text: describe(value[i]) } : recordFacts(value[i], expect[i], c);
-            if (facts.why !== null) facts.matches = matching(value[i], c);
-            add(r.records, facts);
-          }
-        }
-        obs.result = r;
-      } else {
-        const last = expect[expect.length - 1];
-        const facts = last === null ? { text: describe(value) } : recordFacts(value, last, c);
-        if (facts.why !== null) facts.matches = matching(value, c);
-        obs.result = { isArray: isArray(value), record: facts };
-        if (obs.result.isArray || facts.why !== null) obs.result.text = describe(value);
-      }
+      obs.result = c.spec.output === "all" ? observeAll(c) : observeLast(c);
     }
     return obs;
   }
 
+  function observeAll(c) {
+    const value = c.result;
+    const expect = c.spec.expect;
+    const r = rec();
+    r.isArray = false;
+    r.length = null;
+    r.records = list();
+    let length;
+    try {
+      r.isArray = isArray(value);
+      if (r.isArray) length = ownData(value, "length");
+    } catch (e) {
+      r.isArray = false;
+      r.unreadable = threw(e);
+      r.text = r.unreadable;
+      return r;
+    }
+    if (!r.isArray || length !== expect.length) r.text = describe(value);
+    if (!r.isArray) return r;
+    r.length = typeof length === "number" ? length : null;  // (a Proxy's trap may report anything)
+    for (let i = 0; i < length && i < expect.length; i++) {
+      let item;
+      let facts;
+      try {
+        const p = ownProperty(value, i);
+        if (p !== null && !p.data) facts = unreadableFacts("[getter]");
+        else item = p === null ? undefined : p.value;
+      } catch (e) {
+        facts = unreadableFacts(threw(e));
+      }
+      if (facts === undefined) facts = expect[i] === null ? pendingFacts(item, c) : recordFacts(item, expect[i], c);
+      add(r.records, facts);
+    }
+    return r;
+  }
+
+  function observeLast(c) {
+    const value = c.result;
+    const expect = c.spec.expect;
+    const last = expect[expect.length - 1];
+    const r = rec();
+    try {
+      r.isArray = isArray(value);
+    } catch (e) {
+      r.isArray = false;
+      r.unreadable = threw(e);
+      r.record = unreadableFacts(r.unreadable);
+      r.text = r.unreadable;
+      return r;
+    }
+    const facts = last === null ? pendingFacts(value, c) : recordFacts(value, last, c);
+    r.record = facts;
+    if (facts.why === "unreadable") r.unreadable = r.text = facts.text;  // (no second round of traps)
+    else if (r.isArray || facts.why !== null) r.text = describe(value);  // a pending call's facts have no why
+    return r;
+  }
+
   // ---- purity: what a body may not touch -------------------------------------------------------------
 
-  function intrinsics() {
-    const roots = [global];
-    add(roots, getPrototypeOf(async function () {}));
-    add(roots, getPrototypeOf(function* () {}));
-    add(roots, getPrototypeOf(async function* () {}));
-    add(roots, getPrototypeOf([][Symbol.iterator]()));
-    add(roots, getPrototypeOf(getPrototypeOf([][Symbol.iterator]())));
-    add(roots, getPrototypeOf(new MapCtor().entries()));
-    add(roots, getPrototypeOf(new SetCtor().values()));
-    add(roots, getPrototypeOf(""[Symbol.iterator]()));
-    add(roots, getPrototypeOf(/a/[Symbol.matchAll]("")));
-    return roots;
-  }
+  // The roots of the built-ins, found when the harness loads (before any body runs).
+  const ROOTS = [
+    global,
+    getPrototypeOf(async function () {}),
+    getPrototypeOf(function* () {}),
+    getPrototypeOf(async function* () {}),
+    getPrototypeOf([][Symbol.iterator]()),
+    getPrototypeOf(getPrototypeOf([][Symbol.iterator]())),
+    getPrototypeOf(new MapCtor().entries()),
+    getPrototypeOf(new SetCtor().values()),
+    getPrototypeOf(""[Symbol.iterator]()),
+    getPrototypeOf(/a/[Symbol.matchAll]("")),
+  ];
 
-  // Every object reachable from the roots through own properties and prototypes, skipping the harness.
-  function reachable() {
-    const seen = new SetCtor();
-    const list = [];
-    const stack = intrinsics();
-    while (stack.length) {
-      const obj = stack.pop();
-      if (obj === null || (typeof obj !== "object" && typeof obj !== "function")) continue;
-      if (apply(setHas, seen, [obj]) || obj === api) continue;
-      apply(setAdd, seen, [obj]);
-      add(list, obj);
-      add(stack, getPrototypeOf(obj));
-      for (const key of ownKeys(obj)) {
-        if (obj === global && key === "__codemode") continue;
-        let d;
-        try { d = getOwnPropertyDescriptor(obj, key); } catch (e) { continue; }
-        if (!d) continue;
-        if ("value" in d) add(stack, d.value); else { add(stack, d.get); add(stack, d.set); }
-      }
-    }
-    return list;
-  }
+  let api;  // skipped by the snapshot (set below)
 
-  function snapshotOf(obj) {
-    const entries = [];
-    for (const key of ownKeys(obj)) {
+  // The own properties of a built-in as [key, isData, value or get, writable or set, enumerable,
+  // configurable] rows. Built-ins are ordinary or exotic objects, never Proxies: reading them runs no code.
+  function entriesOf(obj) {
+    const keys = ownKeys(obj);
+    const entries = list();
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
       if (obj === global && key === "__codemode") continue;
       const d = getOwnPropertyDescriptor(obj, key);
-      add(entries, [key, d.value, d.get, d.set, d.writable, d.enumerable, d.configurable]);
+      if (d === undefined) continue;
+      const data = hasOwn(d, "value");
+      add(entries, [key, data, data ? d.value : d.get, data ? d.writable : d.set, d.enumerable, d.configurable]);
     }
-    return { proto: getPrototypeOf(obj), extensible: isExtensible(obj), entries };
+    return entries;
   }
 
-  function takeSnapshot() {
-    const snap = new MapCtor();
-    for (const obj of reachable()) apply(mapSet, snap, [obj, snapshotOf(obj)]);
-    return snap;
-  }
-
-  function nameOf(obj) {
-    if (obj === global) return "globalThis";
-    for (const key of ownKeys(global)) {
-      const d = getOwnPropertyDescriptor(global, key);
-      if (d && d.value === obj) return keyName(key);
-      if (d && d.value && (typeof d.value === "function" || typeof d.value === "object")) {
-        try {
-          const p = getOwnPropertyDescriptor(d.value, "prototype");
-          if (p && p.value === obj) return keyName(key) + ".prototype";
-        } catch (e) { /* a hostile getter: keep looking */ }
+  // Names for the built-ins, from the globals as they were before any body ran.
+  function namesOf() {
+    const names = new MapCtor();
+    const keys = ownKeys(global);
+    for (let i = 0; i < keys.length; i++) {
+      if (keys[i] === "__codemode") continue;
+      const d = getOwnPropertyDescriptor(global, keys[i]);
+      if (d === undefined || !hasOwn(d, "value") || !isObject(d.value)) continue;
+      const name = keyText(keys[i]);
+      if (!apply(mapHas, names, [d.value])) apply(mapSet, names, [d.value, name]);
+      const p = getOwnPropertyDescriptor(d.value, "prototype");
+      if (p !== undefined && hasOwn(p, "value") && isObject(p.value) && !apply(mapHas, names, [p.value])) {
+        apply(mapSet, names, [p.value, name + ".prototype"]);
       }
     }
-    return "a built-in object";
+    apply(mapSet, names, [global, "globalThis"]);
+    return names;
   }
 
-  function purityChanges(before) {
-    const changes = [];
-    const note = (obj, what) => { add(changes, nameOf(obj) + ": " + what); };
-    before.forEach((snap, obj) => {
-      if (changes.length >= 20) return;
-      const now = snapshotOf(obj);
-      if (now.proto !== snap.proto) note(obj, "prototype changed");
-      if (now.extensible !== snap.extensible) note(obj, "extensibility changed");
-      if (now.entries.length === snap.entries.length) {
-        let same = true;
-        for (let i = 0; i < now.entries.length && same; i++) {
-          const a = now.entries[i];
-          const b = snap.entries[i];
-          for (let j = 0; j < 7; j++) if (!is(a[j], b[j])) { same = false; break; }
-        }
-        if (same) return;
+  // Every object reachable from the roots through own properties and prototypes, with its name,
+  // prototype, extensibility and own properties: taken once per context, before any body runs.
+  function takeBaseline() {
+    const names = namesOf();
+    const seen = new SetCtor();
+    const base = list();
+    const stack = list();
+    for (let i = 0; i < ROOTS.length; i++) add(stack, ROOTS[i]);
+    while (stack.length) {
+      const obj = stack[stack.length - 1];
+      stack.length -= 1;
+      if (!isObject(obj) || apply(setHas, seen, [obj]) || obj === api) continue;
+      apply(setAdd, seen, [obj]);
+      const snap = rec();
+      snap.obj = obj;
+      snap.name = apply(mapHas, names, [obj]) ? apply(mapGet, names, [obj]) : "a built-in object";
+      snap.proto = getPrototypeOf(obj);
+      snap.extensible = isExtensible(obj);
+      snap.entries = entriesOf(obj);
+      add(base, snap);
+      add(stack, snap.proto);
+      for (let i = 0; i < snap.entries.length; i++) {
+        const e = snap.entries[i];
+        add(stack, e[2]);
+        if (!e[1]) add(stack, e[3]);
       }
+    }
+    return base;
+  }
+
+  function sameEntry(a, b) {
+    for (let j = 0; j < 6; j++) if (!is(a[j], b[j])) return false;
+    return true;
+  }
+
+  // Are the own properties of `obj` still `entries` (without building a row per property)?
+  function unchanged(obj, entries) {
+    const keys = ownKeys(obj);
+    let k = 0;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
+      if (obj === global && key === "__codemode") continue;
+      if (k >= entries.length) return false;
+      const e = entries[k++];
+      if (e[0] !== key) return false;
+      const d = getOwnPropertyDescriptor(obj, key);
+      if (d === undefined) return false;
+      const data = hasOwn(d, "value");
+      if (e[1] !== data || e[4] !== d.enumerable || e[5] !== d.configurable) return false;
+      if (data ? !is(e[2], d.value) || e[3] !== d.writable : e[2] !== d.get || e[3] !== d.set) return false;
+    }
+    return k === entries.length;
+  }
+
+  function propertyLabel(key) {
+    return "property " + describe(typeof key === "symbol" ? symbolText(key) : key);
+  }
+
+  // Every change to the built-ins since the baseline, as "name: what" lines, added to `changes` unless
+  // `found` (a Set) holds them already (collect compares more than once).
+  function compare(base, found, changes) {
+    const note = (snap, what) => {
+      const line = snap.name + ": " + what;
+      if (changes.length >= CHANGE_LIMIT || apply(setHas, found, [line])) return;
+      apply(setAdd, found, [line]);
+      add(changes, line);
+    };
+    for (let s = 0; s < base.length && changes.length < CHANGE_LIMIT; s++) {
+      const snap = base[s];
+      const obj = snap.obj;
+      if (getPrototypeOf(obj) !== snap.proto) note(snap, "prototype changed");
+      if (isExtensible(obj) !== snap.extensible) note(snap, "extensibility changed");
+      if (unchanged(obj, snap.entries)) continue;
       const was = new MapCtor();
-      for (const e of snap.entries) apply(mapSet, was, [e[0], e]);
-      const nowKeys = new SetCtor();
-      for (const e of now.entries) {
-        apply(setAdd, nowKeys, [e[0]]);
-        const label = "property " + describe(keyName(e[0]));
-        if (!apply(mapHas, was, [e[0]])) { note(obj, label + " added"); continue; }
-        const old = apply(mapGet, was, [e[0]]);
-        for (let i = 1; i < 7; i++) {
-          if (!is(old[i], e[i])) { note(obj, label + " changed"); break; }
+      for (let i = 0; i < snap.entries.length; i++) apply(mapSet, was, [snap.entries[i][0], snap.entries[i]]);
+      const now = entriesOf(obj);
+      const present = new SetCtor();
+      for (let i = 0; i < now.length && changes.length < CHANGE_LIMIT; i++) {
+        const e = now[i];
+        apply(setAdd, present, [e[0]]);
+        if (!apply(mapHas, was, [e[0]])) note(snap, propertyLabel(e[0]) + " added");
+        else if (!sameEntry(apply(mapGet, was, [e[0]]), e)) note(snap, propertyLabel(e[0]) + " changed");
+      }
+      for (let i = 0; i < snap.entries.length && changes.length < CHANGE_LIMIT; i++) {
+        const key = snap.entries[i][0];
+        if (!apply(setHas, present, [key])) note(snap, propertyLabel(key) + " removed");
+      }
+    }
+  }
+
+  // The built-ins bodies tamper with most, for the tripwire (found when the harness loads).
+  const HOT = [
+    global, Object, ObjectPrototype, Array, Array.prototype, Function.prototype, PromiseCtor, PromiseCtor.prototype,
+    ErrorCtor, ErrorPrototype, Symbol, Reflect, JSON, Math, String.prototype, Number.prototype, ROOTS[1], ROOTS[4],
+    ROOTS[5],
+  ];
+  const WATCH_LIMIT = 8;  // tool invocations per alone run at which the built-ins are compared
+
+  function hotCounts() {
+    const counts = list();
+    for (let i = 0; i < HOT.length; i++) add(counts, ownKeys(HOT[i]).length);
+    return counts;
+  }
+
+  // A look at the built-ins while a tool runs, inside the body: a change the body undoes before its
+  // promise settles (in a `then` getter, or a Proxy's get trap, which the engine's own promise
+  // resolution runs) is seen here if it was alive while a tool ran. Alone runs compare every built-in
+  // at each of the first WATCH_LIMIT invocations; batches, at each case's first invocation, only count
+  // the own keys of the hottest ones (a tripwire, about 20 us: a batch that trips it is judged alone,
+  // case by case).
+  function watchBuiltIns(c) {
+    const batch = c.batch;
+    if (!batch.purity || batch.tripped || c.looks >= (batch.alone ? WATCH_LIMIT : 1)) return;
+    c.looks++;
+    try {
+      if (batch.alone) {
+        compare(baseline, batch.found, batch.changes);
+        return;
+      }
+      for (let i = 0; i < HOT.length; i++) {
+        if (ownKeys(HOT[i]).length !== hotBaseline[i]) {
+          add(batch.changes, "the built-ins changed while a tool ran");
+          batch.tripped = true;
+          return;
         }
       }
-      for (const e of snap.entries) {
-        if (!apply(setHas, nowKeys, [e[0]])) note(obj, "property " + describe(keyName(e[0])) + " removed");
-      }
-    });
-    return changes.length > 20 ? changes.slice(0, 20) : changes;
+    } catch (e) {
+      // a stack overflow inside the body's deepest call: the comparisons after it settles still run
+    }
   }
 
   // ---- batches ---------------------------------------------------------------------------------------
 
-  let current = [];
-  let before = null;
+  // taken before the first body runs: at the first run of a shared context (whatever its purity, so that
+  // later batches with purity can use the context), at an alone run's only run if it has purity
+  let baseline = null;
+  let hotBaseline = null;
+  let tainted = false;   // a body has run in this context
+  let current = null;    // the batch in flight: {cases, purity, sealed, found, changes}
 
-  // Start every case of a batch (JSON text), after a snapshot of every built-in. Microtasks run after
-  // this returns.
-  function run(batchText, purity) {
-    const batch = parse(batchText);
-    before = purity ? takeSnapshot() : null;
-    current = [];
-    for (const spec of batch) add(current, runCase(spec));
-    return current.length;
+  function check(t) {
+    if (t !== token) throw new ErrorCtor("__codemode answers the kit only");
+  }
+
+  // Start every case of a batch (JSON text). Microtasks run after this returns, within the same eval.
+  function run(t, batchText, purity, alone) {
+    check(t);
+    if (current !== null) throw new ErrorCtor("a batch is already in flight");
+    if (baseline === null && !tainted && (purity || !alone)) {
+      baseline = takeBaseline();
+      hotBaseline = hotCounts();
+    }
+    if (purity && baseline === null) throw new ErrorCtor("no clean baseline: bodies ran in this context before it");
+    const specs = harden(parse(batchText));
+    const batch = rec();
+    batch.cases = list();
+    batch.purity = purity === true;
+    batch.alone = alone === true;
+    batch.tripped = false;
+    batch.sealed = false;
+    batch.found = new SetCtor();
+    batch.changes = list();
+    current = batch;
+    tainted = true;
+    for (let i = 0; i < specs.length; i++) add(batch.cases, runCase(specs[i], batch));
+    return specs.length;
   }
 
   // What happened, as JSON text: one observation per case, and every change any of them made to a
-  // global or a built-in (a batch with changes is judged again case by case).
-  function collect() {
-    const out = { observations: [], purity: [] };
-    for (const c of current) add(out.observations, observe(c));
-    out.purity = before === null ? [] : purityChanges(before);
-    current = [];
-    before = null;
-    return stringify(out);
+  // global or a built-in. The built-ins are compared before any result is read, and again after.
+  function collect(t) {
+    check(t);
+    const batch = current;
+    if (batch === null) throw new ErrorCtor("no batch in flight");
+    batch.sealed = true;
+    if (batch.purity) compare(baseline, batch.found, batch.changes);
+    const observations = list();
+    for (let i = 0; i < batch.cases.length; i++) add(observations, observe(batch.cases[i]));
+    if (batch.purity) compare(baseline, batch.found, batch.changes);
+    else current = null;
+    const out = rec();
+    out.observations = observations;
+    out.purity = batch.changes;
+    return serialize(out);
   }
 
-  const api = freeze({ run, collect });
-  defineProperty(global, "__codemode", { value: api, writable: false, enumerable: false, configurable: false });
-})(globalThis);
+  // Changes not reported by collect, made by code that ran after it (microtasks its reads queued), as
+  // a JSON array; ends the batch.
+  function recheck(t) {
+    check(t);
+    const batch = current;
+    if (batch === null || !batch.purity) throw new ErrorCtor("no batch to recheck");
+    current = null;
+    const late = list();
+    compare(baseline, batch.found, late);
+    return serialize(late);
+  }
+
+  for (let i = 0; i < ROOTS.length; i++) if (!isObject(ROOTS[i])) throw new ErrorCtor("a root is missing");
+  api = freeze({
+    __proto__: null,
+    run: freeze((t, text, purity, alone) => run(t, text, purity, alone)),
+    collect: freeze((t) => collect(t)),
+    recheck: freeze((t) => recheck(t)),
+    raw: rawString,
+  });
+  defineProperty(global, "__codemode", {
+    __proto__: null, value: api, writable: false, enumerable: false, configurable: false,
+  });
+})
