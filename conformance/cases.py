@@ -18,8 +18,11 @@ from reference import jsonio
 from reference.catalog import Catalog, Returns
 from reference.names import RESERVED_WORDS
 from reference.plan import Output, Plan
-from strategies import Behaviour, catalogs, invalid_catalogs, invalid_plans, plans, rows_for, tool_behaviours
-from strategies._internal.catalogs import tools as tool_entries
+from strategies import Behaviour
+from strategies._internal.behaviours import build_behaviours, build_rows
+from strategies._internal.catalogs import break_catalog, build_catalog, build_tool
+from strategies._internal.choosers import Chooser, DrawChooser, QuickChooser
+from strategies._internal.plans import break_plan, build_call, build_plan
 
 _TAME = re.compile(r"[a-z][a-z0-9_]*\Z")
 _OBJECT_PROTOTYPE_NAMES = frozenset(
@@ -218,77 +221,59 @@ def exercised(case: CompileCase, exp: Expectation | None) -> tuple[str, ...]:
 
 
 # --- generating cases ---------------------------------------------------------------------------------
+# Each generator is a function of a chooser (strategies._internal.choosers): the Hypothesis strategies
+# drive it for certification and shrinking, a campaign's sampler for volume.
 
 
 _SCENARIOS = ("rows", "rows", "rows", "bad-row", "bad-row", "bad-row-past-limit", "bad-row-past-limit", "not-array",
               "not-array", "as-drawn")
-_SHAPING_SCENARIOS = st.sampled_from(_SCENARIOS)
 _MODES = (("single",), ("sequential",), ("parallel",), ("sequential",), ("parallel",))
-_MODE_MIX = st.sampled_from(_MODES)
 _SHAPE_NAMES = ("__proto__", "toString", "id", "name", "constructor", "$", "score", "\u540d\u524d")
-_SHAPE_PROPERTIES = st.lists(
-    st.sampled_from(_SHAPE_NAMES),
-    min_size=1,
-    max_size=4,
-    unique=True,
-)
 
 
-@st.composite
-def _shaping_catalogs(draw: st.DrawFn) -> Catalog:
-    """A catalog whose first tool returns an array with declared properties (to exercise shaping)."""
-    first = draw(tool_entries(returns="array"))
-    props = draw(_SHAPE_PROPERTIES)
-    first = replace(first, returns=Returns(kind="array", properties=tuple(props)))
-    rest = draw(catalogs(max_tools=2))
-    others = tuple(t for t in rest.tools if t.name != first.name)
-    return Catalog(tools=(first, *others))
-
-
-def _shaping_case(draw: st.DrawFn, *, adversarial: bool) -> tuple[Catalog, Plan, tuple[Behaviour, ...]]:
+def shaping_case(ch: Chooser, *, adversarial: bool) -> tuple[Catalog, Plan, tuple[Behaviour, ...]]:
     """A single call of an array tool, usually with fields and a limit, and rows chosen to exercise
     each shaping rule: good rows, a bad row before or past the limit, a non-array, or a failure."""
-    catalog = draw(_shaping_catalogs())
-    plan = draw(plans(Catalog(tools=catalog.tools[:1]), modes=("single",), adversarial=adversarial))
-    props = catalog.tools[0].returns.properties or ()
-    fields = tuple(draw(st.lists(st.sampled_from(props), min_size=1, max_size=3, unique=True))) if draw(_OFTEN) else None
-    limit = draw(_SHAPING_LIMITS) if draw(_OFTEN) else None
-    plan = replace(plan, output=replace(plan.output, fields=fields, limit=limit))
-    scenario = draw(_SHAPING_SCENARIOS)
+    first = build_tool(ch, ch.tool_name(adversarial=adversarial), adversarial=adversarial, returns="array")
+    props = tuple(ch.subset(_SHAPE_NAMES, 1, 4))
+    first = replace(first, returns=Returns(kind="array", properties=props))
+    others = tuple(t for t in build_catalog(ch, max_tools=2, adversarial=adversarial).tools if t.name != first.name)
+    catalog = Catalog(tools=(first, *others))
+    fields = tuple(ch.subset(props, 1, 3)) if ch.integer(0, 4) < 4 else None
+    limit = (ch.integer(0, 6) if ch.boolean() else ch.integer(0, 100)) if ch.integer(0, 4) < 4 else None
+    plan = Plan(mode="single", calls=(build_call(ch, first, adversarial=adversarial),),
+                output=Output(kind=ch.choice(("all", "last")), fields=fields, limit=limit))
+    scenario = ch.choice(_SCENARIOS)
     if scenario == "as-drawn":
-        return catalog, plan, draw(tool_behaviours(plan, catalog))
+        return catalog, plan, build_behaviours(ch, plan, catalog)
     shape = tuple(dict.fromkeys((*(fields or ()), *props)))
     past_limit = scenario == "bad-row-past-limit" and limit is not None and fields is not None
-    rows: Any = draw(rows_for(shape, bad=False, min_rows=limit if past_limit and limit else 1))
+    rows: Any = build_rows(ch, shape, bad=False, min_rows=limit if past_limit and limit else 1)
     if scenario.startswith("bad-row"):
-        rows = [*rows]
-        if fields and draw(st.booleans()):
-            # a row missing one field: with a field such as toString, `field in row` still says yes
-            drop = draw(st.sampled_from(fields))
+        if fields and ch.boolean():
+            # a row missing one field: with a field such as toString, `field in row` still says yes, so
+            # such a field is the one dropped whenever the plan has one
+            inherited = [f for f in fields if f in _OBJECT_PROTOTYPE_NAMES]
+            drop = ch.choice(inherited or fields)
             bad: Any = {k: v for k, v in rows[0].items() if k != drop}
         else:
-            bad = draw(st.sampled_from((None, 5, "row", True, [], ["id"], {})))
-        rows.insert(len(rows) if past_limit else draw(st.integers(0, len(rows))), bad)
+            bad = ch.choice((None, 5, "row", True, [], ["id"], {}))
+        rows.insert(len(rows) if past_limit else ch.integer(0, len(rows)), bad)
     elif scenario == "not-array":
-        rows = draw(st.sampled_from(({}, None, {"rows": []}, {"length": 1, "0": {}}, "rows", 0, True)))
-    kind = draw(st.sampled_from(("resolve", "resolve", "return")))
-    delay = draw(st.integers(0, 2)) if kind == "resolve" else 0
+        rows = ch.choice(({}, None, {"rows": []}, {"length": 1, "0": {}}, "rows", 0, True))
+    kind = ch.choice(("resolve", "resolve", "return"))
+    delay = ch.integer(0, 2) if kind == "resolve" else 0
     return catalog, plan, (Behaviour(kind=kind, value=rows, delay=delay),)
 
 
-_OFTEN = st.integers(0, 4).map(lambda n: n < 4)
-_SHAPING_LIMITS = st.integers(0, 6) | st.integers(0, 100)
-
-
-@st.composite
-def valid_cases(draw: st.DrawFn, *, adversarial: bool = True) -> CompileCase:
-    if draw(st.integers(0, 2)) == 0:
-        catalog, plan, behaviours = _shaping_case(draw, adversarial=adversarial)
+def valid_case(ch: Chooser, *, adversarial: bool = True) -> CompileCase:
+    if ch.integer(0, 2) == 0:
+        catalog, plan, behaviours = shaping_case(ch, adversarial=adversarial)
     else:
-        catalog = draw(catalogs(max_tools=3, adversarial=adversarial))
-        plan = draw(plans(catalog, modes=draw(_MODE_MIX), adversarial=adversarial))
-        behaviours = draw(tool_behaviours(plan, catalog))
-        if plan.mode == "parallel" and draw(st.booleans()):
+        catalog = build_catalog(ch, max_tools=3, adversarial=adversarial)
+        plan = build_plan(ch, catalog, modes=ch.choice(_MODES), adversarial=adversarial)
+        behaviours = build_behaviours(ch, plan, catalog)
+        if plan.mode == "parallel" and ch.boolean():
             # finish in reverse: the final call settles first (what a last-to-finish bug gets wrong)
             n = len(behaviours)
             behaviours = tuple(
@@ -298,88 +283,51 @@ def valid_cases(draw: st.DrawFn, *, adversarial: bool = True) -> CompileCase:
     return CompileCase(tools=catalog.to_json(), plan=plan.to_json(), behaviours=behaviours)
 
 
-@st.composite
-def invalid_cases(draw: st.DrawFn) -> CompileCase:
-    if draw(st.integers(0, 3)) == 0:
-        raw_tools, clause = draw(invalid_catalogs())
+def invalid_case(ch: Chooser) -> CompileCase:
+    """A plan or catalog (a quarter of the time) with one clause broken."""
+    if ch.integer(0, 3) == 0:
+        raw_tools, clause = break_catalog(ch, build_catalog(ch, max_tools=3))
         plan = {"mode": "single", "calls": [{"tool": "list_users", "args": {}}], "output": {"kind": "last"}}
         return CompileCase(tools=raw_tools, plan=plan, breaks=clause)
-    catalog = draw(catalogs(max_tools=3))
-    raw_plan, clause = draw(invalid_plans(catalog))
+    catalog = build_catalog(ch, max_tools=3)
+    raw_plan, clause = break_plan(ch, build_plan(ch, catalog), catalog)
     return CompileCase(tools=catalog.to_json(), plan=raw_plan, breaks=clause)
+
+
+def compile_case(ch: Chooser) -> CompileCase:
+    """Mostly a valid plan with tool behaviours (half of them with adversarial names and values when
+    sampled), a fifth of the time an invalid plan or catalog."""
+    if ch.integer(0, 4) == 4:
+        return invalid_case(ch)
+    return valid_case(ch)
+
+
+@st.composite
+def valid_cases(draw: st.DrawFn, *, adversarial: bool = True) -> CompileCase:
+    return valid_case(DrawChooser(draw), adversarial=adversarial)
+
+
+@st.composite
+def invalid_cases(draw: st.DrawFn) -> CompileCase:
+    return invalid_case(DrawChooser(draw))
+
+
+@st.composite
+def _compile_cases(draw: st.DrawFn) -> CompileCase:
+    return compile_case(DrawChooser(draw))
 
 
 def compile_cases() -> st.SearchStrategy[CompileCase]:
     """Compile cases: mostly valid plans with tool behaviours, a fifth invalid plans or catalogs.
     Shrinks towards a valid single call of a one-tool catalog that resolves at once."""
-    return st.one_of(valid_cases(), valid_cases(), valid_cases(), valid_cases(), invalid_cases())
+    return _compile_cases()
 
 
 def sample_compile_cases(rng: random.Random, n: int) -> list[CompileCase]:
-    """``n`` compile cases drawn from ``rng`` as :func:`compile_cases` draws them (the same kinds, about
-    the same weights), about a hundred times faster and without shrinking: a campaign's volume."""
-    from strategies._internal.catalogs import break_catalog
-    from strategies._internal.plans import break_plan
-    from strategies._internal.sampling import Sampler
-
-    s = Sampler(rng)
-    out = []
-    for _ in range(n):
-        k = rng.randrange(5)
-        if k == 4:  # invalid: a broken catalog (a quarter) or a broken plan
-            if rng.randrange(4) == 0:
-                raw_tools, clause = break_catalog(s, s.catalog(max_tools=3))
-                plan = {"mode": "single", "calls": [{"tool": "list_users", "args": {}}], "output": {"kind": "last"}}
-                out.append(CompileCase(tools=raw_tools, plan=plan, breaks=clause))
-            else:
-                catalog = s.catalog(max_tools=3)
-                raw_plan, clause = break_plan(s, s.plan(catalog), catalog)
-                out.append(CompileCase(tools=catalog.to_json(), plan=raw_plan, breaks=clause))
-            continue
-        adversarial = s.boolean()
-        if rng.randrange(3) == 0:
-            catalog, plan, behaviours = _sampled_shaping_case(s, adversarial=adversarial)
-        else:
-            catalog = s.catalog(max_tools=3, adversarial=adversarial)
-            plan = s.plan(catalog, modes=s.choice(_MODES), adversarial=adversarial)
-            behaviours = s.behaviours(plan, catalog)
-            if plan.mode == "parallel" and s.boolean():  # the final call settles first (see valid_cases)
-                last = len(behaviours) - 1
-                behaviours = tuple(replace(b, delay=2 * (last - i)) if b.kind in ("resolve", "reject") else b
-                                   for i, b in enumerate(behaviours))
-        out.append(CompileCase(tools=catalog.to_json(), plan=plan.to_json(), behaviours=behaviours))
-    return out
-
-
-def _sampled_shaping_case(s: Any, *, adversarial: bool) -> tuple[Catalog, Plan, tuple[Behaviour, ...]]:
-    """:func:`_shaping_case`, sampled: a single call of an array tool and rows for each shaping rule."""
-    props = tuple(s.rng.sample(_SHAPE_NAMES, s.integer(1, 4)))
-    first = s.tool(s.tool_name(adversarial=adversarial), adversarial=adversarial, returns="array")
-    first = replace(first, returns=Returns(kind="array", properties=props))
-    others = tuple(t for t in s.catalog(max_tools=2, adversarial=adversarial).tools if t.name != first.name)
-    catalog = Catalog(tools=(first, *others))
-    fields = tuple(s.rng.sample(props, s.integer(1, min(3, len(props))))) if s.integer(0, 4) < 4 else None
-    limit = (s.integer(0, 6) if s.boolean() else s.integer(0, 100)) if s.integer(0, 4) < 4 else None
-    plan = Plan(mode="single", calls=(s.call(first, adversarial=adversarial),),
-                output=Output(kind=s.choice(("all", "last")), fields=fields, limit=limit))
-    scenario = s.choice(_SCENARIOS)
-    if scenario == "as-drawn":
-        return catalog, plan, s.behaviours(plan, catalog)
-    shape = tuple(dict.fromkeys((*(fields or ()), *props)))
-    past_limit = scenario == "bad-row-past-limit" and limit is not None and fields is not None
-    rows: Any = s.rows(shape, bad=False, min_rows=limit if past_limit and limit else 1)
-    if scenario.startswith("bad-row"):
-        if fields and s.boolean():
-            drop = s.choice(fields)
-            bad: Any = {k: v for k, v in rows[0].items() if k != drop}
-        else:
-            bad = s.choice((None, 5, "row", True, [], ["id"], {}))
-        rows.insert(len(rows) if past_limit else s.integer(0, len(rows)), bad)
-    elif scenario == "not-array":
-        rows = s.choice(({}, None, {"rows": []}, {"length": 1, "0": {}}, "rows", 0, True))
-    kind = s.choice(("resolve", "resolve", "return"))
-    return catalog, plan, (Behaviour(kind=kind, value=rows, delay=s.integer(0, 2) if kind == "resolve" else 0),)
-
+    """``n`` compile cases drawn from ``rng`` by the same generators :func:`compile_cases` drives, about a
+    hundred times faster and without shrinking: a campaign's volume. Half are adversarial."""
+    ch = QuickChooser(rng)
+    return [invalid_case(ch) if ch.integer(0, 4) == 4 else valid_case(ch, adversarial=ch.boolean()) for _ in range(n)]
 
 
 def tame_twin(case: CompileCase) -> CompileCase:

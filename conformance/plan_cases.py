@@ -18,17 +18,15 @@ from hypothesis import strategies as st
 
 from reference import jsonio
 from reference.catalog import Catalog
+from reference.lexer import lex
 from strategies import invalid_catalogs
+from strategies._internal.choosers import Chooser, DrawChooser, QuickChooser, RandomChooser
 from strategies._internal.instructions import (
     ADVERSARIAL_INVALID,
     ADVERSARIAL_SUPPORTED,
     SUPPORTED,
     UNSUPPORTED,
-    Chooser,
-    DrawChooser,
     Instruction,
-    QuickChooser,
-    RandomChooser,
     adversarial,
     fresh_names,
     permute_catalog,
@@ -226,11 +224,9 @@ def plan_cases(*, tokenizer: str = "reference") -> st.SearchStrategy[PlanCase]:
 def sample_plan_cases(rng: random.Random, n: int) -> list[PlanCase]:
     """``n`` plan cases drawn from ``rng`` with the weights of :func:`plan_cases`, about a hundred times
     faster than Hypothesis draws them (a campaign's volume; no shrinking)."""
-    from strategies._internal.catalogs import break_catalog
-    from strategies._internal.sampling import Sampler
+    from strategies._internal.catalogs import break_catalog, build_catalog
 
     ch = QuickChooser(rng)
-    sampler = Sampler(rng)
     out = []
     for _ in range(n):
         k = rng.randrange(8)
@@ -241,7 +237,7 @@ def sample_plan_cases(rng: random.Random, n: int) -> list[PlanCase]:
         elif k == 5:
             out.append(_adversarial(ch))
         elif k == 6:
-            raw, clause = break_catalog(sampler, sampler.catalog(max_tools=3), clause=ch.choice(CATALOG_CLAUSES))
+            raw, clause = break_catalog(ch, build_catalog(ch, max_tools=3), clause=ch.choice(CATALOG_CLAUSES))
             out.append(_invalid_catalog(ch, raw, clause))
         else:
             out.append(_invariant(ch))
@@ -271,6 +267,17 @@ def transform_plan(plan: Any, transform: dict[str, Any]) -> Any:
     if kind == "rename" and isinstance(output, dict) and isinstance(output.get("fields"), list):
         output["fields"] = [mapping.get(f, f) if isinstance(f, str) else f for f in output["fields"]]
     return out
+
+
+def at_limit_twin(case: PlanCase) -> dict[str, Any] | None:
+    """The 127-token twin of an at-limit case: its request less the instruction's last token (the
+    generator ends every at-limit instruction with a neutral word). ``None`` for any other case."""
+    if case.family != "at-limit":
+        return None
+    tokens = lex(case.instruction, max_tokens=10**6).tokens
+    if len(tokens) != 128:
+        return None
+    return {"instruction": case.instruction[: tokens[-1].start].rstrip(), "tools": case.tools}
 
 
 def catalog_of(case: PlanCase) -> Catalog | None:

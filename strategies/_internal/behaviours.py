@@ -1,16 +1,17 @@
-"""What mocked tools do when a compiled plan calls them."""
+"""What mocked tools do when a compiled plan calls them: the records, and their generators (functions of a
+chooser, which the strategies below and a campaign's sampler both drive)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 from hypothesis import strategies as st
 
 from reference.catalog import Catalog
 from reference.plan import Plan
-from strategies._internal.values import json_values, strings
+from strategies._internal.choosers import Chooser, DrawChooser
 
 #: ``resolve``: a promise fulfilled after ``delay`` microtask turns; ``return``: the value itself,
 #: synchronously; ``reject``: a promise rejected after ``delay`` turns; ``throw``: a synchronous throw;
@@ -84,48 +85,90 @@ class Behaviour:
         )
 
 
-@cache
-def failures() -> st.SearchStrategy[Failure]:
+FAILURE_VALUES = (None, 0, "", False, "boom")
+#: the kinds of behaviour a call gets, as often as they appear here
+BEHAVIOUR_KINDS = ("resolve",) * 6 + ("return", "reject", "throw") * 3 + ("never",)
+
+
+def build_failure(ch: Chooser) -> Failure:
+    """A rejection reason or thrown value: an Error with a message, or a JSON value itself."""
+    if not ch.boolean():
+        return Failure(message=ch.value_string())
+    return Failure(value=ch.choice(FAILURE_VALUES) if ch.boolean() else ch.json_value())
+
+
+def build_rows(ch: Chooser, properties: Sequence[str], *, bad: bool = True, min_rows: int = 0) -> Any:
+    """An array result for shaping: rows holding every property (plus extras), and with ``bad`` rows that
+    break the shape and non-array values."""
+    if bad and ch.integer(0, 3) == 3:
+        while True:
+            value = ch.json_value()
+            if not isinstance(value, list):
+                return value
+    if ch.boolean():
+        return [_row(ch, properties, bad) for _ in range(ch.integer(min_rows, max(6, min_rows)))]
+    return [_row(ch, properties, False) for _ in range(ch.integer(max(3, min_rows), max(12, min_rows)))]
+
+
+def _row(ch: Chooser, properties: Sequence[str], bad: bool) -> Any:
+    r = ch.integer(0, 5) if bad else 0
+    if r == 3:
+        return ch.choice((None, 5, "row", True))
+    if r == 4:
+        return [ch.integer(-10, 10) for _ in range(ch.integer(0, 2))]
+    row = {p: ch.json_value(2) for p in properties}
+    for extra in ("extra", "__proto__", "id"):
+        if extra not in properties and ch.integer(0, 2) == 2:
+            row[extra] = ch.json_value(2)
+    if r == 5 and properties:
+        del row[ch.choice(properties)]
+    return row
+
+
+def build_behaviours(ch: Chooser, plan: Plan, catalog: Catalog | None = None, *, max_delay: int = 4,
+                     allow_never: bool = True) -> tuple[Behaviour, ...]:
+    """One :class:`Behaviour` per call of ``plan`` (missing and non-function tools consistently per tool
+    name); with ``catalog``, a single array call gets rows to shape."""
+    missing: dict[str, str] = {}
+    for name in dict.fromkeys(c.tool for c in plan.calls):
+        if ch.integer(0, 9) == 9:  # shrinks towards the tool being there
+            missing[name] = ch.choice(("absent", "notfn"))
+    shaped: tuple[str, ...] | None = None
+    if catalog is not None and plan.mode == "single":
+        tool = catalog.tool(plan.calls[0].tool)
+        if tool is not None and tool.returns.kind == "array":
+            shaped = tuple(dict.fromkeys((*(plan.output.fields or ()), *(tool.returns.properties or ()))))
+    kinds = BEHAVIOUR_KINDS if allow_never else BEHAVIOUR_KINDS[:-1]
+    out = []
+    for index, call in enumerate(plan.calls):
+        if call.tool in missing:
+            out.append(Behaviour(kind=missing[call.tool]))
+            continue
+        kind = ch.choice(kinds)
+        delay = ch.integer(0, max_delay) if kind in ("resolve", "reject") else 0
+        if kind in ("resolve", "return"):
+            value = build_rows(ch, shaped) if shaped is not None and index == 0 else ch.json_value()
+            out.append(Behaviour(kind=kind, value=value, delay=delay))
+        elif kind in ("reject", "throw"):
+            out.append(Behaviour(kind=kind, delay=delay, failure=build_failure(ch)))
+        else:
+            out.append(Behaviour(kind=kind))
+    return tuple(out)
+
+
+@st.composite
+def failures(draw: st.DrawFn) -> Failure:
     """Rejection reasons and thrown values: Errors, and primitives such as ``undefined``-like ``null``,
     ``0``, ``""`` and strings (identity must survive). Shrinks towards ``Error("")``."""
-    return st.one_of(
-        st.builds(Failure, message=strings()),
-        st.builds(Failure, value=st.one_of(st.none(), st.sampled_from((0, "", False, "boom")), json_values())),
-    )
+    return build_failure(DrawChooser(draw))
 
 
-@cache
-def rows_for(properties: tuple[str, ...], *, bad: bool = True, min_rows: int = 0) -> st.SearchStrategy[Any]:
+@st.composite
+def rows_for(draw: st.DrawFn, properties: tuple[str, ...], *, bad: bool = True, min_rows: int = 0) -> Any:
     """Array results for shaping: at least ``min_rows`` rows holding every declared property (plus
     extras), and with ``bad`` rows that break the shape (``null``, arrays, primitives, a missing field)
     and non-array values. Shrinks towards ``[]`` (or ``min_rows`` small rows)."""
-    good_row = st.fixed_dictionaries(
-        {p: json_values(max_leaves=2) for p in properties},
-        optional={k: json_values(max_leaves=2) for k in ("extra", "__proto__", "id") if k not in properties},
-    )
-    row = good_row
-    if bad:
-        missing = (
-            st.sampled_from(properties).flatmap(
-                lambda drop: good_row.map(lambda r: {k: v for k, v in r.items() if k != drop})
-            )
-            if properties
-            else good_row
-        )
-        row = st.one_of(
-            good_row,
-            good_row,
-            good_row,
-            st.sampled_from((None, 5, "row", True)),
-            st.lists(st.integers(), max_size=2),
-            missing,
-        )
-    arrays = st.lists(row, min_size=min_rows, max_size=max(6, min_rows)) | st.lists(
-        good_row, min_size=max(3, min_rows), max_size=max(12, min_rows)
-    )
-    if not bad:
-        return arrays
-    return st.one_of(arrays, arrays, arrays, json_values().filter(lambda v: not isinstance(v, list)))
+    return build_rows(DrawChooser(draw), properties, bad=bad, min_rows=min_rows)
 
 
 @st.composite
@@ -141,37 +184,4 @@ def tool_behaviours(
     non-function tools (consistently per tool name), never-settling calls, and delays of up to
     ``max_delay`` microtask turns. With ``catalog``, a single array call gets rows to shape.
     Shrinks towards every call resolving at once with ``null``."""
-    missing: dict[str, str] = {}
-    for name in dict.fromkeys(c.tool for c in plan.calls):
-        if draw(st.integers(0, 9)) == 9:  # shrinks towards the tool being there
-            missing[name] = draw(st.sampled_from(("absent", "notfn")))
-    shaped_props: tuple[str, ...] | None = None
-    if catalog is not None and plan.mode == "single":
-        tool = catalog.tool(plan.calls[0].tool)
-        if tool is not None and tool.returns.kind == "array":
-            shaped_props = tool.returns.properties or ()
-            if plan.output.fields is not None:
-                shaped_props = tuple(dict.fromkeys((*plan.output.fields, *shaped_props)))
-    kinds = st.sampled_from(
-        ("resolve",) * 6 + ("return", "reject", "throw") * 3 + (("never",) if allow_never else ())
-    )
-    out = []
-    for index, call in enumerate(plan.calls):
-        if call.tool in missing:
-            out.append(Behaviour(kind=missing[call.tool]))
-            continue
-        kind = draw(kinds)
-        if kind in ("resolve", "return"):
-            if shaped_props is not None and index == 0:
-                value = draw(rows_for(shaped_props))
-            else:
-                value = draw(json_values())
-            delay = draw(st.integers(0, max_delay)) if kind == "resolve" else 0
-            out.append(Behaviour(kind=kind, value=value, delay=delay))
-        elif kind in ("reject", "throw"):
-            delay = draw(st.integers(0, max_delay)) if kind == "reject" else 0
-            out.append(Behaviour(kind=kind, delay=delay, failure=draw(failures())))
-        else:
-            out.append(Behaviour(kind=kind))
-    return tuple(out)
-
+    return build_behaviours(DrawChooser(draw), plan, catalog, max_delay=max_delay, allow_never=allow_never)
