@@ -1,20 +1,17 @@
 """How the kit talks to an implementation under test (IUT): one ``exchange`` method, two transports.
 
 ``SubprocessAdapter`` runs a command that speaks the JSONL protocol (DESIGN §3): long-lived, requests
-pipelined (a writer thread feeds stdin while answers are read), a per-request timeout, and a restart
-after a crash or hang. ``PythonAdapter`` calls ``module:function`` in-process. Both turn every
+pipelined (a writer thread feeds stdin while answers are read), a per-request timeout, a fence that
+proves every answer of an exchange belongs to its request, and a restart after a crash, a hang or an
+answer out of step. ``PythonAdapter`` calls ``module:function`` in-process. Both turn every
 misbehaviour of the IUT into an :class:`Errored` answer, never an exception.
 """
 
 from __future__ import annotations
 
 import importlib
-import os
-import queue
-import signal
-import subprocess
-import tempfile
-import threading
+import secrets
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -22,7 +19,14 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import IO, Any, Protocol
 
+from conformance.process import MAX_LINE_BYTES, CannotStart, IUTProcess, Overlong, _EOF
 from reference import jsonio
+
+__all__ = ["Adapter", "Answer", "CannotStart", "Errored", "PythonAdapter", "SubprocessAdapter", "make_adapter",
+           "parse_answer"]
+
+#: the most answer text one exchange may bring back (hundreds of requests, each at most MAX_LINE_BYTES)
+MAX_EXCHANGE_BYTES = 256 << 20
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -36,10 +40,6 @@ class Errored:
 Answer = dict[str, Any] | Errored
 
 
-class CannotStart(RuntimeError):
-    """The IUT cannot be started or does not answer at all (a usage problem, exit status 2)."""
-
-
 class Adapter(Protocol):
     """Sends requests and returns one answer per request, in order."""
 
@@ -50,8 +50,14 @@ class Adapter(Protocol):
     def close(self) -> None: ...
 
 
-def parse_answer(line: str) -> Answer:
-    """One response line as a JSON object, or why it is garbage."""
+def parse_answer(line: str | bytes) -> Answer:
+    """One response line (a final CR is allowed) as a JSON object, or why it is garbage."""
+    if isinstance(line, bytes):
+        try:
+            line = line.decode("utf-8")
+        except UnicodeDecodeError as err:
+            return Errored(reason=f"answered a line that is not UTF-8 (byte {err.start})")
+    line = line.removesuffix("\r")
     try:
         value = jsonio.loads(line)
     except (ValueError, RecursionError) as err:
@@ -63,159 +69,146 @@ def parse_answer(line: str) -> Answer:
 
 # --- subprocess ------------------------------------------------------------------------------------
 
-_EOF = object()
+
+def _fence_request(kind: str, nonce: str) -> dict[str, Any]:
+    tools = [{"name": "codemode_fence", "arguments": {"nonce": "string"}, "required": ["nonce"],
+              "returns": {"kind": "text"}}]
+    if kind == "plan":
+        return {"instruction": f'call codemode_fence with nonce "{nonce}"', "tools": tools}
+    plan = {"mode": "single", "calls": [{"tool": "codemode_fence", "args": {"nonce": nonce}}], "output": {"kind": "last"}}
+    return {"plan": plan, "tools": tools}
 
 
 class SubprocessAdapter:
-    """A long-lived IUT process; restarted after it crashes, hangs or answers out of step."""
+    """A long-lived IUT process (see :class:`conformance.process.IUTProcess`); restarted after it crashes,
+    hangs or answers out of step.
 
-    def __init__(self, command: str, *, timeout: float = 10.0, cwd: str | None = None) -> None:
+    Every exchange ends with a *fence*: one more request, of the role's kind, carrying a fresh nonce in a
+    quoted value. Its answer is read like the others; when it holds the nonce, every line before it
+    answered its own request. When it does not (a planner that diagnoses it, a compiler that encodes its
+    strings), the adapter waits a moment for one line more: a line more means the command wrote more lines
+    than requests, so no answer of the exchange can be matched to its request and all are errored (the
+    run reports the stream fault). A line that comes later still is found before the next exchange is
+    written, and reported the same way."""
+
+    def __init__(self, command: str, *, timeout: float = 10.0, cwd: str | None = None, fence: str = "compile") -> None:
         self.command = command
         self.description = command
         self.timeout = timeout
         self.cwd = cwd
+        self.fence = fence  # "compile" or "plan": the kind of request the role's IUT answers
         self.starts = 0
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._lines: queue.Queue[object] = queue.Queue()
-        self._stderr: IO[bytes] | None = None
+        #: stream faults seen while exchanging: (the request lines of the exchange, what went wrong)
+        self.faults: list[tuple[tuple[str, ...], str]] = []
+        self._proc: IUTProcess | None = None
+        self._fence_seconds = 0.0  # the slowest fence answer seen: how long a line more may take to come
+        self._last: tuple[str, ...] = ()
 
-    # -- process lifecycle --------------------------------------------------------------------------
-
-    def _start(self) -> subprocess.Popen[bytes]:
-        self._stderr = tempfile.TemporaryFile()
-        self._lines = queue.Queue()
-        try:
-            proc = subprocess.Popen(
-                self.command,
-                shell=True,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=self._stderr,
-                cwd=self.cwd,
-                start_new_session=True,
-            )
-        except OSError as err:
-            raise CannotStart(f"{self.command!r} could not be started: {err}") from err
+    def _start(self) -> IUTProcess:
+        proc = IUTProcess(self.command, cwd=self.cwd)
         self.starts += 1
-        threading.Thread(target=self._read, args=(proc.stdout, self._lines), daemon=True).start()
         self._proc = proc
         return proc
 
-    @staticmethod
-    def _read(stdout: IO[bytes], lines: queue.Queue[object]) -> None:
-        try:
-            for raw in stdout:
-                lines.put(raw)
-        except (OSError, ValueError):
-            pass
-        lines.put(_EOF)
-
     def stderr_tail(self, limit: int = 2000) -> str:
-        if self._stderr is None:
-            return ""
-        try:
-            self._stderr.seek(0, os.SEEK_END)
-            size = self._stderr.tell()
-            self._stderr.seek(max(0, size - limit))
-            return self._stderr.read().decode("utf-8", "replace")
-        except (OSError, ValueError):
-            return ""
+        return self._proc.stderr_tail(limit) if self._proc is not None else ""
 
     def _kill(self) -> None:
         proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        for stream in (proc.stdin, proc.stdout):
-            try:
-                if stream is not None:
-                    stream.close()
-            except OSError:
-                pass
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:  # pragma: no cover
-            pass
+        if proc is not None:
+            proc.kill()
 
     def close(self) -> None:
-        """Close stdin (EOF ends the IUT), give it a moment to exit 0, then make sure it is gone."""
+        """Close stdin (EOF ends the IUT), give it a moment to exit, then make sure it and its children are
+        gone; a line it wrote after its last answer is a stream fault too."""
         proc = self._proc
         if proc is not None:
-            try:
-                if proc.stdin is not None:
-                    proc.stdin.close()
-                proc.wait(timeout=2)
-            except (OSError, subprocess.TimeoutExpired):
-                pass
+            proc.close_stdin()
+            proc.wait(2)
+            late = proc.lines.get(0)
+            if isinstance(late, (bytes, Overlong)):
+                self._fault(self._last, f"wrote a line after its last answer: {_show(late)}")
         self._kill()
+
+    def _fault(self, lines: Sequence[str], what: str) -> None:
+        self.faults.append((tuple(lines), what))
 
     # -- talking ------------------------------------------------------------------------------------
 
     def exchange(self, requests: Sequence[dict[str, Any]]) -> list[Answer]:
-        """One answer per request. A crash, hang or extra line errors the rest of the batch, and the
-        process is restarted for the next one."""
+        """One answer per request. A crash, hang, garbage line or extra line errors the rest of the batch
+        (an extra line: all of it), and the process is restarted for the next one."""
         return self.exchange_lines([jsonio.dumps(r) for r in requests])
 
     def exchange_lines(self, lines: Sequence[str]) -> list[Answer]:
+        if not lines:
+            return []
         proc = self._proc
+        if proc is not None:
+            stale = proc.lines.get(0)
+            if isinstance(stale, (bytes, Overlong)):  # a line the last exchange did not ask for
+                self._fault(self._last, f"wrote more lines than requests (a line after the last answer: {_show(stale)})")
+                self._kill()
+                proc = None
+            elif stale is not None:
+                proc.lines.unget(stale)
         if proc is None or proc.poll() is not None:
             self._kill()
             proc = self._start()
-        payload = b"".join(line.encode("utf-8", "surrogatepass") + b"\n" for line in lines)
-        writer = threading.Thread(target=self._write, args=(proc, payload), daemon=True)
-        writer.start()
+        self._last = tuple(lines)
+        nonce = "f" + secrets.token_hex(8)
+        fence = jsonio.dumps(_fence_request(self.fence, nonce))
+        payload = b"".join(line.encode("utf-8", "surrogatepass") + b"\n" for line in (*lines, fence))
+        proc.write(payload)
         answers: list[Answer] = []
-        for index in range(len(lines)):
-            try:
-                raw = self._lines.get(timeout=self.timeout)
-            except queue.Empty:
-                reason = f"no answer to request {index + 1} of {len(lines)} within {self.timeout:g}s"
+        total = 0
+        last = time.monotonic()
+        for index in range(len(lines) + 1):
+            item = proc.lines.get(self.timeout)
+            what = "the kit's closing request" if index == len(lines) else f"request {index + 1} of {len(lines)}"
+            if item is None:
+                return self._fail(answers, len(lines), f"no answer to {what} within {self.timeout:g}s")
+            if isinstance(item, _EOF):
+                status = proc.wait(0.5)
+                if status is None:
+                    reason = f"closed its stdout before answering {what}, and kept running"
+                else:
+                    reason = f"exited with status {status} before answering {what}"
                 return self._fail(answers, len(lines), reason)
-            if raw is _EOF:
-                code = proc.wait(timeout=5) if proc.poll() is None else proc.returncode
-                reason = f"exited with status {code} before answering request {index + 1} of {len(lines)}"
-                return self._fail(answers, len(lines), reason)
-            assert isinstance(raw, bytes)
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as err:
-                answers.append(Errored(reason=f"answered a line that is not UTF-8 (byte {err.start})"))
+            if index == len(lines):
+                self._fence_seconds = max(self._fence_seconds, time.monotonic() - last)
+                if not (isinstance(item, bytes) and nonce.encode() in item):
+                    extra = proc.lines.get(min(2.0, max(0.05, 3 * self._fence_seconds)))
+                    if isinstance(extra, (bytes, Overlong)):
+                        self._fault(lines, f"wrote more lines than requests (a line more: {_show(extra)})")
+                        return self._fail([], len(lines), "wrote more lines than requests, so no answer of this"
+                                          f" exchange can be matched to its request (a line more: {_show(extra)})")
+                    if isinstance(extra, _EOF):
+                        proc.lines.unget(extra)
+                break
+            last = time.monotonic()
+            if isinstance(item, Overlong):
+                answers.append(Errored(reason=f"answered a line of {item.size} bytes, over the {MAX_LINE_BYTES}-byte"
+                                       " limit of a response"))
                 continue
-            answers.append(parse_answer(text.rstrip("\r\n")))
-        writer.join(timeout=self.timeout)
-        extra = self._extra_line()
-        if extra is not None:
-            reason = f"answered more lines than requests (an extra line: {extra[:120]!r})"
-            return self._fail([], len(lines), reason)
+            total += len(item)
+            if total > MAX_EXCHANGE_BYTES:
+                return self._fail(answers, len(lines), f"answered more than {MAX_EXCHANGE_BYTES >> 20} MiB to"
+                                  f" {len(lines)} requests")
+            answers.append(parse_answer(item))
         return answers
 
-    def _extra_line(self) -> str | None:
-        try:
-            raw = self._lines.get_nowait()
-        except queue.Empty:
-            return None
-        if raw is _EOF:
-            self._lines.put(_EOF)
-            return None
-        assert isinstance(raw, bytes)
-        return raw.decode("utf-8", "replace")
-
     def _fail(self, answers: list[Answer], total: int, reason: str) -> list[Answer]:
-        self._kill()
         stderr = self.stderr_tail()
+        self._kill()
         return answers + [Errored(reason=reason, stderr=stderr)] * (total - len(answers))
 
-    @staticmethod
-    def _write(proc: subprocess.Popen[bytes], payload: bytes) -> None:
-        try:
-            assert proc.stdin is not None
-            proc.stdin.write(payload)
-            proc.stdin.flush()
-        except (OSError, ValueError):
-            pass  # the reader sees EOF and reports the crash
+
+def _show(item: object) -> str:
+    if isinstance(item, Overlong):
+        return f"a line of {item.size} bytes"
+    assert isinstance(item, bytes)
+    return repr(item[:120].decode("utf-8", "backslashreplace"))
 
 
 # --- in-process ------------------------------------------------------------------------------------
@@ -303,10 +296,11 @@ class PythonAdapter:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-def make_adapter(*, command: str | None = None, python: str | None = None, timeout: float = 10.0) -> Adapter:
+def make_adapter(*, command: str | None = None, python: str | None = None, timeout: float = 10.0,
+                 role: str = "compiler", cwd: str | None = None) -> Adapter:
     if (command is None) == (python is None):
         raise CannotStart("give exactly one of --cmd and --python")
     if command is not None:
-        return SubprocessAdapter(command, timeout=timeout)
+        return SubprocessAdapter(command, timeout=timeout, cwd=cwd, fence="plan" if role == "planner" else "compile")
     assert python is not None
     return PythonAdapter(python, timeout=timeout)

@@ -195,31 +195,6 @@ def _row_ok(row: Any, fields: tuple[str, ...]) -> bool:
     return isinstance(row, dict) and all(f in row for f in fields)
 
 
-def exercised(case: CompileCase, exp: Expectation | None) -> tuple[str, ...]:
-    """The clauses a case puts to the test (what "cases per clause" counts)."""
-    if case.breaks is not None or exp is None:
-        return ("CO-VALIDATE",)
-    out = ["CO-VALIDATE", "JS-FORM", "JS-CALLS", "JS-ORDER", "JS-AWAIT", "JS-RECORD", "JS-PURE"]
-    if exp.mode == "parallel":
-        out.append("JS-PARALLEL")
-    if exp.mode == "sequential":
-        out.append("JS-SEQUENTIAL")
-    if any(b.kind in SYNC_FAILURES for b in exp.behaviours):
-        out.append("JS-SYNC-THROW")
-    if not exp.pending:
-        out.append("JS-ALL" if exp.output == "all" else "JS-LAST")
-    if exp.shaped and not exp.pending and exp.behaviours[0].kind in ("resolve", "return"):
-        out.append("JS-SHAPE")
-        rows = (exp.records[0] or {}).get("rows")
-        if exp.plan.output.fields is not None and (rows is not None or exp.first_bad_row is not None):
-            out.append("JS-PROJECT")
-        if exp.plan.output.limit is not None:
-            out.append("JS-LIMIT")
-    if not exp.tame:
-        out.append("JS-ESCAPE")
-    return tuple(out)
-
-
 # --- generating cases ---------------------------------------------------------------------------------
 # Each generator is a function of a chooser (strategies._internal.choosers): the Hypothesis strategies
 # drive it for certification and shrinking, a campaign's sampler for volume.

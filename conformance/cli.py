@@ -1,12 +1,13 @@
 """``codemode``: the one command line. A thin layer; nothing imports it.
 
-    codemode plan [--js] [--workers N]     the reference planner, JSONL on stdin/stdout
+    codemode plan [--js] [--workers N] [--threads N]   the reference planner, JSONL on stdin/stdout
     codemode compile                       the reference compiler, JSONL on stdin/stdout
     codemode certify --cmd CMD [--role pipeline|planner|compiler] [--profile P] [--seed N] [--report F]
                      [--junit F] [--tokenizer reference|own] [--threshold KEY=RATE] [--invariant hard|report]
     codemode certify ... --case CASE_JSON  replay one case
     codemode replay FILE|ID --cmd CMD      replay corpus cases: FIXED, FAILED or ERRORED
     codemode fuzz --cmd CMD --minutes N -n W [--db DIR|redis://...]   a fuzzing campaign
+    codemode spec [CLAUSE]                 the clauses, or one clause's text from SPEC.md
     codemode train [--out F]               rebuild the reference model's weights
     codemode bench js|plan|fuzz            throughput figures beside a baseline
 """
@@ -15,14 +16,19 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 from pathlib import Path
+from typing import Any
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
+    from reference import __version__
+
     parser = argparse.ArgumentParser(prog="codemode", description="Codemode Conformance Kit")
+    parser.add_argument("--version", action="version", version=f"codemode-conformance-kit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     sub.add_parser("compile", help="the reference compiler: compile requests as JSONL on stdin, answers on stdout")
@@ -30,6 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     plan.add_argument("--js", action="store_true", help="add the compiled js to every plan")
     plan.add_argument("--workers", type=int, default=1,
                       help="worker processes that share out large batches of waiting requests (default 1: none)")
+    plan.add_argument("--threads", type=_threads, default=1,
+                      help="intra-op threads the network runs on (default 1: fastest where the planner shares the"
+                           " machine, as beside the kit; 0: PyTorch's default, one per core)")
 
     train = sub.add_parser("train", help="train the Tiny Codemode CNN from strategies (fixed seed, CPU)")
     train.add_argument("--out", type=Path, default=Path("reference/weights/tiny_codemode.pt"))
@@ -52,16 +61,23 @@ def main(argv: list[str] | None = None) -> int:
     cert.add_argument("--profile", choices=("quick", "standard", "deep"), default=None,
                       help="quick (a PR gate, about 15 s for a compiler), standard, deep (nightly); default standard,"
                            " or quick where Hypothesis detects CI")
+    cert.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                      help="the run's time budget (default: the profile's, 240 s quick, 900 s standard, 7200 s deep);"
+                           " past it no more cases are drawn, and the report says the run stopped early")
     cert.add_argument("--repeat", type=int, default=1, metavar="N",
                       help="judge every case N times; a case judged differently is reported as flaky (for LLMs)")
     cert.add_argument("--seed", type=int, default=0, help="the run's seed; the same seed reproduces the run")
     cert.add_argument("--examples", type=int, default=None,
                       help="override the profile's number of Hypothesis examples (each a short list of cases)")
-    cert.add_argument("--report", type=Path, help="write the JSON report here")
-    cert.add_argument("--junit", type=Path, help="write JUnit XML here (one testcase per clause)")
-    cert.add_argument("--jsonl", type=Path, help="write the JSON Lines report here (header, one line per case, clauses, summary)")
-    cert.add_argument("--markdown", type=Path, help="write a Markdown summary here (for a CI job summary)")
-    cert.add_argument("--badge", type=Path, help="write a shields.io endpoint badge here (N/M clauses)")
+    for name, what in (("report", "the JSON report"), ("junit", "JUnit XML (one testcase per clause)"),
+                       ("jsonl", "the JSON Lines report (header, one line per case, clauses, summary)"),
+                       ("markdown", "a Markdown summary (for a CI job summary)"),
+                       ("badge", "a shields.io endpoint badge (N/M clauses)")):
+        cert.add_argument(f"--{name}", type=Path, metavar="FILE", help=f"write {what} here (- for stdout)")
+    cert.add_argument("--no-shrink", action="store_true",
+                      help="report each failed clause's first failing case, without searching for a minimal one")
+    cert.add_argument("-q", "--quiet", action="store_true",
+                      help="print only the outcome line and the failures (no table, no live line)")
     cert.add_argument("--expect", type=Path, metavar="FILE",
                       help="gate on expectations: known failures pass, new failures, rates past their floors and stale entries fail")
     cert.add_argument("--update-expectations", action="store_true",
@@ -71,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
                       help="replay DIR/curated and DIR/regressions first (default: ./corpora, else the kit's)")
     cert.add_argument("--no-corpora", action="store_true", help="generate cases only; replay no corpus")
     cert.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for each answer (default 10)")
+    cert.add_argument("--js-timeout", type=float, default=2.0, metavar="S",
+                      help="the JS time limit of one case run alone (default 2; a batch of cases has 5 times as long)")
     cert.add_argument("--tokenizer", choices=("reference", "own"), default=None,
                       help="own: the IUT counts tokens its own way; only instructions over 256 reference tokens must be diagnosed")
     cert.add_argument("--threshold", action="append", default=[], metavar="KEY=RATE",
@@ -107,14 +125,35 @@ def main(argv: list[str] | None = None) -> int:
                       help="of each worker's time, for cases Hypothesis draws; the rest are sampled from a seeded"
                            " random.Random, about a hundred times faster (default 0.1; 1: Hypothesis only)")
 
+    spec = sub.add_parser("spec", help="the clauses of SPEC.md, or one clause's text")
+    spec.add_argument("clause", nargs="?", help="a clause id such as JS-PARALLEL")
+
     bench = sub.add_parser("bench", help="measure the kit's throughput")
     bench.add_argument("what", choices=("js", "plan", "fuzz"))
     bench.add_argument("--seconds", type=float, default=60.0, help="fuzz: how long each campaign runs (default 60)")
     bench.add_argument("--cases", type=int, default=2000, help="cases to check (default 2000)")
     bench.add_argument("--batch", type=int, default=200, help="cases per V8 eval in the batched modes (default 200)")
     bench.add_argument("--workers", type=int, default=2, help="plan: worker processes for the batched figure (default 2)")
+    bench.add_argument("--threads", type=_threads, default=1, help="plan: the network's intra-op threads (default 1;"
+                       " 0: PyTorch's default)")
+    bench.add_argument("--contended", action="store_true",
+                       help="plan: measure again with another process keeping one core busy, side by side")
+    return parser
 
-    args = parser.parse_args(argv)
+
+def _threads(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} threads: use 1 or more, or 0 for PyTorch's default")
+    return value
+
+
+def main(argv: list[str] | None = None) -> int:
+    # whatever an implementation wrote (a lone surrogate in an error message, say) can be printed
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+    args = _parser().parse_args(argv)
     if args.command == "compile":
         from reference.cli import compile_main
 
@@ -122,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "plan":
         from reference.cli import plan_main
 
-        return plan_main(js=args.js, workers=args.workers)
+        return plan_main(js=args.js, workers=args.workers, threads=args.threads or None)
     if args.command == "train":
         return _train(args)
     if args.command == "certify":
@@ -131,11 +170,14 @@ def main(argv: list[str] | None = None) -> int:
         return _replay_corpus(args)
     if args.command == "fuzz":
         return _fuzz(args)
+    if args.command == "spec":
+        return _spec(args)
     if args.command == "bench":
         if args.what == "plan":
             from conformance.bench import bench_plan
 
-            return bench_plan(instructions=args.cases, workers=args.workers)
+            return bench_plan(instructions=args.cases, workers=args.workers, threads=args.threads or None,
+                              contended=args.contended)
         if args.what == "fuzz":
             from conformance.bench import bench_fuzz
 
@@ -172,22 +214,41 @@ def _train(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _rates(result: dict[str, object]) -> None:
+def _rates(result: dict[str, Any]) -> None:
     rates, counts = result["rates"], result["counts"]
-    for family, rate in sorted(rates.items()):  # type: ignore[attr-defined]
-        print(f"  {family:<22} {rate:.4f} of {counts[family]}")  # type: ignore[index]
+    for family, rate in sorted(rates.items()):
+        print(f"  {family:<22} {rate:.4f} of {counts[family]}")
     print(f"  false diagnosis rate   {result['false_diagnosis']:.4f}")
 
 
-def _thresholds(items: list[str]) -> dict[str, float]:
-    from conformance.clauses import THRESHOLDS
+def _spec(args: argparse.Namespace) -> int:
+    from conformance.registry import registry, spec_section
 
+    if args.clause is None:
+        for cid, c in registry().items():
+            print(f"{cid:<15} {c.kind:<6} {c.summary}")
+        return EXIT_OK
+    cid = args.clause.upper()
+    if cid not in registry():
+        print(f"codemode spec: {args.clause!r} is not a clause id (codemode spec lists them)", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"### {cid}\n\n{spec_section(cid)}")
+    return EXIT_OK
+
+
+def _thresholds(items: list[str]) -> dict[str, float]:
+    from conformance.registry import thresholds
+
+    known = thresholds()
     out = {}
     for item in items:
         key, sep, value = item.partition("=")
-        if not sep or key not in THRESHOLDS:
-            raise ValueError(f"--threshold {item!r}: use KEY=RATE with KEY one of {', '.join(THRESHOLDS)}")
-        out[key] = float(value)
+        if not sep or key not in known:
+            raise ValueError(f"--threshold {item!r}: use KEY=RATE with KEY one of {', '.join(known)}")
+        try:
+            out[key] = float(value)
+        except ValueError:
+            raise ValueError(f"--threshold {item!r}: {value!r} is not a number") from None
         if not 0 <= out[key] <= 1:
             raise ValueError(f"--threshold {item!r}: a rate is between 0 and 1")
     return out
@@ -212,6 +273,10 @@ def _settle(args: argparse.Namespace) -> tuple[dict[str, object], object]:
         args.profile = "quick" if settings.get_current_profile_name() == "ci" else "standard"
     if args.repeat < 1:
         raise ValueError("--repeat is at least 1")
+    if args.budget is not None and args.budget <= 0:
+        raise ValueError("--budget is a number of seconds above 0")
+    if args.timeout <= 0 or args.js_timeout <= 0:
+        raise ValueError("--timeout and --js-timeout are numbers of seconds above 0")
     for key, default in (("role", "pipeline"), ("tokenizer", "reference")):
         given, declared = getattr(args, key), manifest.get(key)
         if given is not None and declared is not None and given != declared:
@@ -227,36 +292,41 @@ def _settle(args: argparse.Namespace) -> tuple[dict[str, object], object]:
             raise ValueError(str(err)) from err
         if expected.role is not None and expected.role != args.role:
             raise ValueError(f"{args.expect} is for role {expected.role}; this run certifies role {args.role}")
+    outputs = [name for name in ("report", "junit", "jsonl", "markdown", "badge") if str(getattr(args, name)) == "-"]
+    if len(outputs) > 1:
+        raise ValueError(f"only one report can go to stdout (-), not --{' and --'.join(outputs)}")
     return manifest, expected
 
 
 def _certify(args: argparse.Namespace) -> int:
+    from conformance import corpus
     from conformance.adapters import CannotStart, make_adapter
     from conformance.certify import PROFILES, certify_role
-    from conformance.report import dump, json_report, junit_xml, text_report
-    from conformance.v8host import V8Host
+    from conformance.report import json_report, text_report
+    from conformance.v8host import Limits, V8Host
 
-    from conformance import corpus
-
+    _private_hypothesis_home()
     try:
         thresholds = _thresholds(args.threshold)
         manifest, expected = _settle(args)
-        if not args.no_corpora:
-            corpus.discover(args.corpora or corpus.default_root(), args.role or "pipeline")  # fail early if unreadable
+        entries = [] if args.no_corpora else corpus.discover(args.corpora or corpus.default_root(), args.role)
     except ValueError as err:
         print(f"codemode certify: {err}", file=sys.stderr)
         return EXIT_USAGE
     target = f"--cmd {_quote(args.cmd)}" if args.cmd else f"--python {args.python}"
+    cwd = os.getcwd()
 
-    def fresh() -> object:
-        return make_adapter(command=args.cmd, python=args.python, timeout=args.timeout)
+    def fresh() -> Any:
+        return make_adapter(command=args.cmd, python=args.python, timeout=args.timeout, role=args.role, cwd=cwd)
 
     try:
         adapter = fresh()
     except CannotStart as err:
         print(f"codemode certify: {err}", file=sys.stderr)
         return EXIT_USAGE
-    with V8Host() as host:
+    # with a report on stdout, the human-readable text goes to stderr
+    human = sys.stderr if any(str(getattr(args, n)) == "-" for n in ("report", "junit", "jsonl", "markdown", "badge")) else sys.stdout
+    with V8Host(Limits(case_seconds=args.js_timeout, batch_seconds=5 * args.js_timeout)) as host:
         try:
             if args.case is not None:
                 return _replay(adapter, host, args, args.case)
@@ -269,64 +339,101 @@ def _certify(args: argparse.Namespace) -> int:
                 if stderr.strip():
                     print("its stderr:\n" + stderr.rstrip(), file=sys.stderr)
                 return EXIT_USAGE
-            progress = _progress_line() if sys.stderr.isatty() else None
-
-            entries = [] if args.no_corpora else corpus.discover(args.corpora or corpus.default_root(), args.role)
+            progress = _progress_line() if sys.stderr.isatty() and not args.quiet else None
             profile = PROFILES[args.profile]
             if args.examples is not None:
                 profile = dataclasses.replace(profile, examples=max(1, args.examples))
             if args.repeat > 1:
                 profile = dataclasses.replace(profile, repeat=args.repeat)
+            if args.budget is not None:
+                profile = dataclasses.replace(profile, seconds=args.budget)
             run = certify_role(
-                args.role, adapter, host, profile=profile, seed_value=args.seed,
-                command=args.cmd, fresh=fresh if args.cmd else None, timeout=args.timeout, tokenizer=args.tokenizer,
+                args.role, adapter, host, profile=profile, seed_value=args.seed, command=args.cmd, cwd=cwd,
+                fresh=fresh if args.cmd else None, timeout=args.timeout, tokenizer=args.tokenizer,
                 thresholds=thresholds, invariant_gating=args.invariant == "hard", progress=progress, corpus=entries,
+                shrink=not args.no_shrink,
             )
         except CannotStart as err:
             print(f"codemode certify: {err}", file=sys.stderr)
             return EXIT_USAGE
         finally:
             adapter.close()
-    if sys.stderr.isatty():
-        print("\r", end="", file=sys.stderr)
+    if progress is not None:
+        print("\r\x1b[2K", end="", file=sys.stderr)
     report = json_report(run, implementation=adapter.description, target=target, manifest=manifest)
-    print(text_report(report))
+    text = text_report(report)
+    if args.quiet:
+        text = "\n".join(line for line in text.splitlines()[3:] if not _table_row(line, report)).strip()
+    print(text, file=human)
     verdict = None
     if expected is not None and not args.update_expectations:
         from conformance.expectations import gate
 
-        verdict = gate(report, expected, passed={case.id for case, outcome, _, _ in run.log if outcome == "passed"})
+        verdict = gate(report, expected, passed={e.case.id for e in run.log if e.outcome == "passed"})
         print(f"\nexpectations {args.expect}: {'passed' if verdict.ok else 'FAILED'}"
-              + (f" ({len(verdict.known)} known failures: {', '.join(verdict.known)})" if verdict.known else ""))
+              + (f" ({len(verdict.known)} known failures: {', '.join(verdict.known)})" if verdict.known else ""),
+              file=human)
         for message in verdict.messages:
-            print(f"  {message}")
+            print(f"  {message}", file=human)
     _write_reports(args, run, report, verdict)
     if args.update_expectations:
         from conformance.expectations import from_report
 
-        written = from_report(report, expected)
+        written = from_report(report, expected)  # type: ignore[arg-type]
         written.dump(args.expect)
-        print(f"\nwrote {args.expect}: {len(written.failures)} known failures, floors {written.floors or 'none'}")
+        print(f"wrote {args.expect}: {len(written.failures)} known failures, floors {written.floors or 'none'}",
+              file=sys.stderr)
         return EXIT_OK
     if verdict is not None:
-        return EXIT_OK if verdict.ok else EXIT_FAILED
+        return EXIT_OK if verdict.ok else EXIT_FAILED  # type: ignore[attr-defined]
     bad = [r for r in report["clauses"] if r.get("gating", True) and r["status"] in ("failed", "errored")]
     return EXIT_FAILED if bad else EXIT_OK
 
 
-def _write_reports(args: argparse.Namespace, run: object, report: dict[str, object], verdict: object) -> None:
+def _table_row(line: str, report: dict[str, Any]) -> bool:
+    """A line of the text report's clause table (left out by --quiet): a clause's row or its metrics."""
+    words = line.split()
+    if not words or line.startswith(" " * 15):
+        return bool(words)
+    row = words[0] in {r["clause"] for r in report["clauses"]} and len(words) > 2 and words[2].isdigit()
+    return row or words[:2] == ["clause", "result"]
+
+
+def _private_hypothesis_home() -> None:
+    """Keep Hypothesis's files out of the implementer's directory: ``certify`` keeps no example database,
+    but Hypothesis would still make ``.hypothesis/`` in the working directory."""
+    if "HYPOTHESIS_STORAGE_DIRECTORY" in os.environ:
+        return
+    import tempfile
+
+    from hypothesis import configuration
+
+    configuration.set_hypothesis_home_dir(os.path.join(tempfile.gettempdir(), f"codemode-hypothesis-{os.getuid()}"))
+
+
+def _write_reports(args: argparse.Namespace, run: Any, report: dict[str, Any], verdict: object) -> None:
     from conformance.report import badge, dump, jsonl_report, junit_xml, markdown_report
 
-    if args.report:
-        args.report.write_text(dump(report) + "\n", encoding="utf-8")
-    if args.junit:
-        args.junit.write_text(junit_xml(report) + "\n", encoding="utf-8")
-    if args.jsonl:
-        args.jsonl.write_text(jsonl_report(run, report), encoding="utf-8")  # type: ignore[arg-type]
-    if args.markdown:
-        args.markdown.write_text(markdown_report(report, verdict), encoding="utf-8")
-    if args.badge:
-        args.badge.write_text(dump(badge(report)) + "\n", encoding="utf-8")
+    texts = {
+        "report": lambda: dump(report) + "\n",
+        "junit": lambda: junit_xml(report) + "\n",
+        "jsonl": lambda: jsonl_report(run, report),
+        "markdown": lambda: markdown_report(report, verdict),
+        "badge": lambda: dump(badge(report)) + "\n",
+    }
+    written = []
+    for name, make in texts.items():
+        path = getattr(args, name)
+        if path is None:
+            continue
+        if str(path) == "-":
+            sys.stdout.write(make())
+            sys.stdout.flush()
+            continue
+        path.write_text(make(), encoding="utf-8", errors="backslashreplace")
+        written.append(str(path))
+    if written:
+        print(f"wrote {', '.join(written)}", file=sys.stderr)
 
 
 def _progress_line():  # type: ignore[no-untyped-def]
@@ -335,18 +442,17 @@ def _progress_line():  # type: ignore[no-untyped-def]
 
     start = time.monotonic()
 
-    def show(run: object) -> None:
+    def show(run: Any) -> None:
         seconds = max(time.monotonic() - start, 1e-9)
-        cases = getattr(run, "cases")
-        failing = [cid for cid, t in getattr(run, "tallies").items() if t.failed]
+        failing = [cid for cid, t in run.tallies.items() if t.failed]
         shown = ", ".join(failing[:4]) + (f" +{len(failing) - 4}" if len(failing) > 4 else "")
-        print(f"\r\x1b[2K  {cases} cases, {cases / seconds:.0f}/s, {seconds:.0f}s"
+        print(f"\r\x1b[2K  {run.cases} cases, {run.cases / seconds:.0f}/s, {seconds:.0f}s"
               + (f"; failing: {shown}" if failing else "; no failures yet"), end="", file=sys.stderr, flush=True)
 
     return show
 
 
-def smoke(adapter: object, role: str = "compiler") -> tuple[str, str] | None:
+def smoke(adapter: Any, role: str = "compiler") -> tuple[str, str] | None:
     """The smoke stage: a few trivial requests of the role prove the harness is wired (the command starts,
     answers one line per request, speaks JSON objects). Nothing is judged against SPEC here; ``None`` when
     wired, else why not and the stderr it left."""
@@ -365,38 +471,45 @@ def smoke(adapter: object, role: str = "compiler") -> tuple[str, str] | None:
         requests = [{"instruction": "call ping", "tools": tools},
                     {"instruction": 'call get_user with id "u1"', "tools": tools}]
     for batch in ([requests[0]], requests):  # one alone, then several at once
-        answers = adapter.exchange(batch)  # type: ignore[attr-defined]
+        answers = adapter.exchange(batch)
         for answer in answers:
             if isinstance(answer, Errored):
                 return answer.reason, answer.stderr
-            if not isinstance(answer, dict):
-                return f"an answer is not a JSON object: {answer!r:.200}", ""
+    faults = getattr(adapter, "faults", None)
+    if faults:
+        return faults[0][1], ""
     return None
 
 
-def _replay(adapter: object, host: object, args: argparse.Namespace, text: str) -> int:
-    """Judge one case (a compile case or a plan case, as a report prints it) and say what happened."""
+def _replay(adapter: Any, host: Any, args: argparse.Namespace, text: str) -> int:
+    """Judge one case (a compile, plan or stream case, as a report prints it) and say what happened."""
     from conformance.cases import CompileCase
     from conformance.engine import CompilerJudge
     from conformance.plan_cases import PlanCase
     from conformance.plan_engine import PlannerJudge
+    from conformance.stream import StreamCase, probe
     from reference import jsonio
 
     try:
         raw = jsonio.loads(text)
-        if isinstance(raw, dict) and isinstance(raw.get("request"), dict) and "instruction" in raw["request"]:
-            case: object = PlanCase.from_json(raw)
-            judge: object = PlannerJudge(adapter, host, role="pipeline" if args.role == "pipeline" else "planner",  # type: ignore[arg-type]
-                                         tokenizer=args.tokenizer)
+        if isinstance(raw, dict) and "stream" in raw:
+            case: Any = StreamCase.from_json(raw)
+            if args.cmd is None:
+                raise ValueError("a stream case replays on a command (--cmd), not on an in-process implementation")
+            evaluate: Any = lambda cases: [probe(args.cmd, c, timeout=args.timeout, cwd=os.getcwd()) for c in cases]
+        elif isinstance(raw, dict) and isinstance(raw.get("request"), dict) and "instruction" in raw["request"]:
+            case = PlanCase.from_json(raw)
+            role = "pipeline" if args.role == "pipeline" else "planner"
+            evaluate = PlannerJudge(adapter, host, role=role, tokenizer=args.tokenizer).evaluate
         else:
             case = CompileCase.from_json(raw)
-            judge = CompilerJudge(adapter, host)  # type: ignore[arg-type]
+            evaluate = CompilerJudge(adapter, host).evaluate
     except (ValueError, KeyError, TypeError) as err:
         print(f"codemode certify: --case is not a case: {err}", file=sys.stderr)
         return EXIT_USAGE
-    (result,) = judge.evaluate([case])  # type: ignore[attr-defined]
-    print(f"case {case.id}: {result.outcome}")  # type: ignore[attr-defined]
-    print(f"request: {case.request_line()}")  # type: ignore[attr-defined]
+    (result,) = evaluate([case])
+    print(f"case {case.id}: {result.outcome}")
+    print(f"request: {case.request_line()}")
     if result.answer is not None:
         print(f"answer:  {jsonio.dumps(result.answer)[:2000]}")
     if result.errored is not None:
@@ -409,7 +522,7 @@ def _replay(adapter: object, host: object, args: argparse.Namespace, text: str) 
             print(f"  expected: {v.expected}")
         if v.actual is not None:
             print(f"  actual:   {v.actual}")
-    for score in getattr(result, "scores", ()):
+    for score in result.scores:
         print(f"{score.clause} {score.metric} ({score.family}): {'yes' if score.ok else 'no'}")
     if result.outcome == "passed":
         print("clauses exercised: " + ", ".join(result.exercised))
@@ -424,6 +537,7 @@ def _replay_corpus(args: argparse.Namespace) -> int:
     from conformance.plan_engine import PlannerJudge
     from conformance.v8host import V8Host
 
+    _private_hypothesis_home()
     try:
         path = Path(args.what)
         if path.suffix == ".jsonl" or path.exists():
@@ -439,7 +553,7 @@ def _replay_corpus(args: argparse.Namespace) -> int:
     skipped = [e for e in entries if e.kind not in kinds]
     entries = [e for e in entries if e.kind in kinds]
     try:
-        adapter = make_adapter(command=args.cmd, python=args.python, timeout=args.timeout)
+        adapter = make_adapter(command=args.cmd, python=args.python, timeout=args.timeout, role=args.role)
     except CannotStart as err:
         print(f"codemode replay: {err}", file=sys.stderr)
         return EXIT_USAGE
@@ -470,6 +584,7 @@ def _fuzz(args: argparse.Namespace) -> int:
     import signal
 
     from conformance import fuzz
+    from conformance.adapters import CannotStart, make_adapter
 
     def interrupted(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
@@ -483,13 +598,29 @@ def _fuzz(args: argparse.Namespace) -> int:
         print("codemode fuzz: --workers is at least 1, --minutes above 0, --hypothesis-share from 0 to 1", file=sys.stderr)
         return EXIT_USAGE
     target = f"--cmd {_quote(args.cmd)}" if args.cmd else f"--python {args.python}"
+    # the smoke stage, here in the working directory the command was given in: a campaign of workers that
+    # cannot start the command would find nothing and say so only in its log
+    try:
+        adapter = make_adapter(command=args.cmd, python=args.python, timeout=args.timeout, role=args.role)
+    except CannotStart as err:
+        print(f"codemode fuzz: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        problem = smoke(adapter, args.role)
+    finally:
+        adapter.close()
+    if problem is not None:
+        print(f"codemode fuzz: smoke test failed, so no campaign was started: {problem[0]}", file=sys.stderr)
+        if problem[1].strip():
+            print("its stderr:\n" + problem[1].rstrip(), file=sys.stderr)
+        return EXIT_USAGE
     print(f"codemode fuzz: {args.role} {target}, {args.minutes:g} minutes on {args.workers} workers,"
           f" example database {args.db or 'a directory in the campaign folder'}; Ctrl-C stops it cleanly", file=sys.stderr)
     try:
         merged = fuzz.campaign(
             role=args.role, command=args.cmd, python=args.python, minutes=args.minutes, workers=args.workers,
             db=args.db, regressions=args.regressions, seed=args.seed, timeout=args.timeout, tokenizer=args.tokenizer,
-            campaign_dir=args.campaign_dir, hypothesis_share=args.hypothesis_share,
+            campaign_dir=args.campaign_dir, hypothesis_share=args.hypothesis_share, cwd=os.getcwd(),
         )
     except Exception as err:  # noqa: BLE001 - a bad --db and the like: say so, exit 2
         print(f"codemode fuzz: cannot start the campaign: {type(err).__name__}: {err}", file=sys.stderr)
@@ -497,6 +628,10 @@ def _fuzz(args: argparse.Namespace) -> int:
     print(fuzz.summary(merged, target=target, role=args.role))
     if merged["workers"] == 0:
         print(f"codemode fuzz: no worker started; see {merged['campaign']}/pytest.log", file=sys.stderr)
+        return EXIT_USAGE
+    if merged["errors"] and not merged["regressions"]:
+        print(f"codemode fuzz: {len(merged['errors'])} workers stopped early (see above and {merged['campaign']}/pytest.log)",
+              file=sys.stderr)
         return EXIT_USAGE
     return EXIT_FAILED if merged["regressions"] else EXIT_OK
 

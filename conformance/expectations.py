@@ -29,14 +29,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.registry import registry
+
 FORMAT = 1
-UPPER_BOUNDS = frozenset({"PL-REJECT:false-diagnosis"})
-#: a floor key -> (clause record, metric in its ``metrics``)
-FLOOR_KEYS = {
-    "PL-ACCURACY": ("PL-ACCURACY", "accuracy"),
-    "PL-REJECT:recall": ("PL-REJECT", "recall"),
-    "PL-REJECT:false-diagnosis": ("PL-REJECT", "false-diagnosis"),
-}
+#: a floor key (a scored clause's metric key) -> (clause record, metric in its ``metrics``)
+FLOOR_KEYS = {m.key: (cid, m.name) for cid, c in registry().items() for m in c.metrics}
+#: the keys whose floor is a ceiling (an ``at most`` metric, such as the false-diagnosis rate)
+UPPER_BOUNDS = frozenset(m.key for c in registry().values() for m in c.metrics if m.bound == "at most")
 
 
 class BadExpectations(ValueError):
@@ -57,6 +56,9 @@ class Expectations:
             raw = schema.read("expectations", path)
         except schema.BadFile as err:
             raise BadExpectations(str(err)) from err
+        unknown = sorted(set(raw.get("floors", {})) - set(FLOOR_KEYS))
+        if unknown:
+            raise BadExpectations(f"{path}: {unknown[0]!r} is not a scored metric (one of {', '.join(FLOOR_KEYS)})")
         return cls(role=raw.get("role"), failures=dict(raw.get("failures", {})), floors=dict(raw.get("floors", {})))
 
     def to_json(self) -> dict[str, Any]:

@@ -45,11 +45,18 @@ from typing import Any
 STATUS_EVERY = 1.0  # seconds between a worker's status writes
 
 
-def bucket_of(clause: str, message: str) -> str:
-    """A failure's bucket: its clause and its message with quoted text and numbers taken out, hashed."""
-    shape = re.sub(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|-?\d+(?:\.\d+)?(?:e[+-]?\d+)?', "_", message)
-    shape = re.sub(r"\s+", " ", shape)[:160]
-    return f"{clause}-{hashlib.sha256(f'{clause}|{shape}'.encode()).hexdigest()[:10]}"
+def bucket_of(clause: str, message: str, kind: str = "") -> str:
+    """A failure's bucket: its clause and the fault's ``kind`` (the name the check gives it, the same for
+    every case one bug breaks), hashed; without a kind, its message with quoted text, bracketed renderings
+    of values and numbers taken out."""
+    if kind:
+        shape = f"kind:{kind}"
+    else:
+        shape = re.sub(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|\[[^\]]*\]|\{[^}]*\}|-?\d+(?:\.\d+)?(?:e[+-]?\d+)?', "_",
+                       message)
+        shape = re.sub(r"\s+", " ", shape)[:160]
+    digest = hashlib.sha256(f"{clause}|{shape}".encode("utf-8", "backslashreplace")).hexdigest()[:10]
+    return f"{clause}-{digest}"
 
 
 def example_database(spec: str | None, campaign: Path) -> Any:
@@ -84,6 +91,7 @@ class WorkerOptions:
     timeout: float
     tokenizer: str
     hypothesis_share: float = 0.1  # of a worker's time, for rounds Hypothesis draws (the rest are sampled)
+    cwd: str | None = None  # where the command runs (the directory fuzz was started in)
 
 
 def work(options: WorkerOptions, worker: int) -> dict[str, Any]:
@@ -94,7 +102,9 @@ def work(options: WorkerOptions, worker: int) -> dict[str, Any]:
     from conformance import corpus
     from conformance.adapters import make_adapter
     from conformance.cases import sample_compile_cases
-    from conformance.certify import PROFILES, Run, _hunt, _plan_batches, _batches, explore
+    from conformance.certify import compile_batches, plan_batches
+    from conformance.results import Run
+    from conformance.search import PROFILES, explore, hunt
     from conformance.engine import CompilerJudge
     from conformance.plan_cases import sample_plan_cases
     from conformance.plan_engine import PlannerJudge
@@ -126,15 +136,16 @@ def work(options: WorkerOptions, worker: int) -> dict[str, Any]:
     def stopped() -> bool:
         return time.time() >= options.deadline or stop.exists()
 
-    adapter = make_adapter(command=options.command, python=options.python, timeout=options.timeout)
+    adapter = make_adapter(command=options.command, python=options.python, timeout=options.timeout,
+                           role=options.role, cwd=options.cwd)
     host = V8Host()
     try:
         jobs: list[tuple[Any, st.SearchStrategy[Any], Any]] = []
         if options.role != "compiler":
             plan_judge = PlannerJudge(adapter, host, role=options.role, tokenizer=options.tokenizer)
-            jobs.append((plan_judge.evaluate, _plan_batches(profile), sample_plan_cases))
+            jobs.append((plan_judge.evaluate, plan_batches(profile), sample_plan_cases))
         if options.role != "planner":
-            jobs.append((CompilerJudge(adapter, host).evaluate, _batches(profile), sample_compile_cases))
+            jobs.append((CompilerJudge(adapter, host).evaluate, compile_batches(profile), sample_compile_cases))
         round_ = 0
         spent = [0.0] * len(jobs)  # seconds of rounds, per job (plan cases, compile cases)
         spent_hypothesis = [0.0] * len(jobs)
@@ -153,7 +164,7 @@ def work(options: WorkerOptions, worker: int) -> dict[str, Any]:
                     for cid in result.exercised:
                         per_clause[cid] += 1
                     for v in result.violations:
-                        found.setdefault(bucket_of(v.clause, v.message), (result.case, v))
+                        found.setdefault(bucket_of(v.clause, v.message, v.kind), (result.case, v))
                     if result.errored is not None and result.exercised:
                         reason = f"errored: {result.errored.reason}"
                         found.setdefault(bucket_of(result.exercised[0], reason), (result.case, reason))
@@ -185,11 +196,11 @@ def work(options: WorkerOptions, worker: int) -> dict[str, Any]:
                 # the campaign is stopped (Ctrl-C): it stops promptly and keeps what it found. At the time
                 # limit a bucket found in the last round is still shrunk, for at most 30 s more.
                 if not isinstance(violation, str) and not stop.exists():
-                    minimal = _hunt(evaluate, evaluate, batches, clause, profile=profile, seed_value=seed_value,
-                                    database=database, stop=lambda: stop.exists(),
-                                    deadline=min(options.deadline + 30, time.time() + profile.hunt_seconds))
+                    minimal = hunt(evaluate, evaluate, batches, clause, profile=profile, seed_value=seed_value,
+                                   database=database, stop=lambda: stop.exists(),
+                                   deadline=min(options.deadline + 30, time.time() + profile.hunt_seconds))
                 if minimal is not None:
-                    case, violation = minimal
+                    case, violation = minimal.case, minimal.violation
                 message = violation if isinstance(violation, str) else violation.message
                 entry = corpus.Entry.of(case, clause, expect="fail", source="regression",
                                         note=f"bucket {bucket}: {message}"[:500])
@@ -242,11 +253,13 @@ def campaign(
     campaign_dir: Path | None = None,
     out: Any = sys.stderr,
     hypothesis_share: float = 0.1,
+    cwd: str | None = None,
 ) -> dict[str, Any]:
     """Run a campaign on ``workers`` xdist workers for ``minutes``; returns the merged status."""
-    folder = campaign_dir or Path(tempfile.mkdtemp(prefix="codemode-fuzz-"))
+    folder = (campaign_dir or Path(tempfile.mkdtemp(prefix="codemode-fuzz-"))).resolve()
     folder.mkdir(parents=True, exist_ok=True)
     if db is not None and not db.startswith(("redis://", "rediss://", "unix://")):
+        db = str(Path(db).resolve())  # the workers run in the campaign folder
         Path(db).mkdir(parents=True, exist_ok=True)
     example_database(db, folder)  # a bad --db fails here, before any worker starts
     deadline = time.time() + minutes * 60
@@ -260,7 +273,7 @@ def campaign(
         "--codemode-fuzz-deadline", repr(deadline), "--codemode-role", role, "--codemode-seed", str(seed),
         "--codemode-fuzz-regressions", str(regressions.resolve()), "--codemode-timeout", str(timeout),
         "--codemode-tokenizer", tokenizer, "--codemode-fuzz-workers", str(workers),
-        "--codemode-fuzz-hypothesis-share", repr(hypothesis_share),
+        "--codemode-fuzz-hypothesis-share", repr(hypothesis_share), "--codemode-cwd", cwd or os.getcwd(),
     ]
     args += ["--codemode-cmd", command] if command else ["--codemode-python", str(python)]
     if db:
@@ -344,6 +357,8 @@ def status_line(merged: dict[str, Any], started: float) -> str:
 
 
 def summary(merged: dict[str, Any], *, target: str, role: str) -> str:
+    from conformance.report import kit_command
+
     lines = [
         f"campaign {'interrupted' if merged['interrupted'] else 'finished'} after {merged['seconds']:.0f}s:"
         f" {merged['cases']} cases ({merged['cases'] / max(merged['seconds'], 1e-9):.0f}/s) on {merged['workers']} workers,"
@@ -354,7 +369,7 @@ def summary(merged: dict[str, Any], *, target: str, role: str) -> str:
     for reg in merged["regressions"]:
         lines.append(f"  {reg['bucket']}: {reg['message'][:160]}")
         lines.append(f"    {'minimized' if reg['minimized'] else 'as found'}, case {reg['case']} -> {reg['file']}")
-        lines.append(f"    replay: codemode replay {shlex.quote(reg['file'])} --role {role} {target}")
+        lines.append(f"    replay: {kit_command()} replay {shlex.quote(reg['file'])} --role {role} {target}")
     for error in merged["errors"]:
         lines.append(f"  a worker stopped early: {error}")
     lines.append(f"campaign files: {merged['campaign']}")

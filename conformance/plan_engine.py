@@ -1,47 +1,29 @@
-"""Judging plan cases: send them to the IUT, apply the planner checks, and in the pipeline role run each
-valid plan's ``js`` in V8 under the JS clauses.
+"""Judging plan cases: send them to the IUT, observe, let the registry judge, and in the pipeline role judge
+each valid plan's ``js`` in V8 under the JS clauses.
 
-A PL-INVARIANT case carries its untransformed request; both are sent in the same batch, and the pair is
-judged once both answers are in.
+A case may carry companion requests, sent in the same batch: a PL-INVARIANT case's untransformed request,
+and an at-limit case's 127-token twin (IN-LENGTH). The case is judged once all its answers are in; if any
+of them is unusable the case is errored.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from typing import Any
 
 from conformance.adapters import Adapter, Errored
 from conformance.cases import CompileCase
-from conformance.checks.planner import at_limit_twin, invariant_check, judge_answer
-from conformance.engine import CaseResult, CompilerJudge
-from conformance.plan_cases import PlanCase, catalog_of
+from conformance.engine import CompilerJudge
+from conformance.observations import PlanObservation
+from conformance.plan_cases import PlanCase, at_limit_twin, catalog_of
+from conformance.registry import judge
+from conformance.results import CaseResult
 from conformance.v8host import V8Host
-from reference import jsonio
+from reference.lexer import lex
 from strategies import Behaviour
 
-
 PlanResult = CaseResult  # a judged plan case
-
-
-class _Recorded:
-    """An adapter that answers the compile requests of a pipeline's own plans with the ``js`` the IUT
-    already gave, and sends anything else (the JS probes' extra requests) to the IUT."""
-
-    def __init__(self, adapter: Adapter, answers: dict[str, dict[str, Any]]) -> None:
-        self.adapter = adapter
-        self.answers = answers
-        self.description = adapter.description
-
-    def exchange(self, requests: Sequence[dict[str, Any]]) -> list[Any]:
-        out: list[Any] = [self.answers.get(jsonio.dumps(r)) for r in requests]
-        todo = [k for k, a in enumerate(out) if a is None]
-        if todo:
-            for k, answer in zip(todo, self.adapter.exchange([requests[k] for k in todo])):
-                out[k] = answer
-        return out
-
-    def close(self) -> None:  # pragma: no cover - the real adapter is closed by its owner
-        pass
 
 
 class PlannerJudge:
@@ -54,14 +36,12 @@ class PlannerJudge:
     def evaluate(self, cases: Sequence[PlanCase]) -> list[PlanResult]:
         if not cases:
             return []
-        # each case's request, then its companions: a PL-INVARIANT pair's untransformed request, and an
-        # at-limit case's 127-token twin (IN-LENGTH)
         requests: list[dict[str, Any]] = []
-        companions: list[tuple[bool, bool]] = []
+        spans: list[tuple[int, bool, bool]] = []  # where each case's answers start; has a pair, has a twin
         for case in cases:
-            requests.append(case.request())
             twin = at_limit_twin(case) if self.tokenizer == "reference" else None
-            companions.append((case.pair is not None, twin is not None))
+            spans.append((len(requests), case.pair is not None, twin is not None))
+            requests.append(case.request())
             if case.pair is not None:
                 requests.append(case.pair["request"])
             if twin is not None:
@@ -69,43 +49,39 @@ class PlannerJudge:
         answers = self.adapter.exchange(requests)
         results: list[PlanResult] = []
         js_jobs: list[tuple[int, CompileCase, dict[str, Any]]] = []
-        at = 0
-        for case, (paired, twinned) in zip(cases, companions):
-            answer = answers[at]
-            at += 1
-            base = answers[at] if paired else None
-            at += paired
-            twin_answer = answers[at] if twinned else None
-            at += twinned
-            results.append(self._judge(case, answer, base, twin_answer))
-            if self.role == "pipeline" and isinstance(answer, dict):
+        for case, (at, paired, twinned) in zip(cases, spans):
+            mine = answers[at : at + 1 + paired + twinned]
+            answer = mine[0]
+            base = mine[1] if paired else None
+            twin = mine[-1] if twinned else None
+            results.append(self._judge(case, answer, base, twin))
+            if self.role == "pipeline" and isinstance(answer, dict) and results[-1].errored is None:
                 job = _js_case(case, answer)
                 if job is not None:
                     js_jobs.append((len(results) - 1, job, answer))
         if js_jobs and self.host is not None:
-            recorded = _Recorded(self.adapter, {job.request_line(): {"js": a["js"]} for _, job, a in js_jobs})
-            judged = CompilerJudge(recorded, self.host).evaluate([job for _, job, _ in js_jobs])
+            judged = CompilerJudge(self.adapter, self.host).judge_answers(
+                [job for _, job, _ in js_jobs], [{"js": a["js"]} for _, _, a in js_jobs], source="plan")
             for (k, _, _), js_result in zip(js_jobs, judged):
+                if js_result is None:
+                    continue  # its js was not run: past the run's time budget
                 r = results[k]
-                js_clauses = tuple(c for c in js_result.exercised if c.startswith("JS-"))
-                js_violations = tuple(v for v in js_result.violations if v.clause.startswith("JS-"))
                 results[k] = PlanResult(
-                    case=r.case, exercised=r.exercised + js_clauses, violations=r.violations + js_violations,
+                    case=r.case, exercised=r.exercised + js_result.exercised, violations=r.violations + js_result.violations,
                     scores=r.scores, errored=r.errored, answer=r.answer,
                 )
         return results
 
-    def _judge(self, case: PlanCase, answer: Any, base: Any, twin: Any = None) -> PlanResult:
-        if isinstance(answer, Errored):
-            exercised = ["PL-RESPONSE"]
-            if case.expected_clause:
-                exercised.append(case.expected_clause)
-            return PlanResult(case=case, exercised=tuple(exercised), errored=answer)
-        violations, scores, exercised = judge_answer(case, answer, role=self.role, tokenizer=self.tokenizer, twin=twin)
-        if case.pair is not None and isinstance(base, dict):
-            exercised.append("PL-INVARIANT")
-            violations += invariant_check(case, answer, base)
-        return PlanResult(case=case, exercised=tuple(exercised), violations=tuple(violations), scores=tuple(scores), answer=answer)
+    def _judge(self, case: PlanCase, answer: Any, base: Any, twin: Any) -> PlanResult:
+        errored = next((a for a in (answer, base, twin) if isinstance(a, Errored)), None)
+        tokens = len(lex(case.instruction, max_tokens=10**9).tokens) if self.tokenizer == "own" else None
+        obs = PlanObservation(
+            case=case, answer=None if errored else answer, role=self.role, tokenizer=self.tokenizer,
+            catalog=catalog_of(case), twin=None if errored else twin, base=None if errored else base, tokens=tokens,
+        )
+        verdict = judge("plan", obs, judged=errored is None)
+        return PlanResult(case=case, exercised=verdict.exercised, violations=verdict.violations, scores=verdict.scores,
+                          errored=errored, answer=obs.answer)
 
 
 def _js_case(case: PlanCase, answer: dict[str, Any]) -> CompileCase | None:
@@ -127,8 +103,6 @@ def _js_case(case: PlanCase, answer: dict[str, Any]) -> CompileCase | None:
 def _behaviours(case: PlanCase, plan: Any, catalog: Any) -> tuple[Behaviour, ...]:
     """What the mocked tools do, drawn from the case's id (so a replay sees the same): fulfilments after
     a few microtask turns, synchronous returns, rejections and throws; rows for a shaped call."""
-    import random
-
     from strategies import Failure
 
     rng = random.Random(case.id)

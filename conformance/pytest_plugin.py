@@ -37,6 +37,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--codemode-examples", type=int, default=None, help="override the profile's example count")
     group.addoption("--codemode-tokenizer", default="reference", choices=("reference", "own"))
     group.addoption("--codemode-timeout", type=float, default=10.0, help="seconds to wait for each answer")
+    group.addoption("--codemode-cwd", default=None, metavar="DIR",
+                    help="where the command runs (default: the directory pytest was started in)")
     # a fuzzing campaign's worker side (``codemode fuzz`` runs pytest with these; see conformance.fuzz)
     group.addoption("--codemode-fuzz", default=None, metavar="DIR", help=argparse_suppress())
     group.addoption("--codemode-fuzz-deadline", type=float, default=0.0, help=argparse_suppress())
@@ -60,13 +62,13 @@ def _enabled(config: pytest.Config) -> bool:
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     if not _enabled(config):
         return
-    from conformance.clauses import ROLE_CLAUSES
+    from conformance.registry import role_clauses
 
     collector = CodemodeCollector.from_parent(session, name="codemode")
     if config.getoption("codemode_fuzz"):
         items.append(FuzzItem.from_parent(collector, name="fuzz"))  # run on every worker (--dist each)
         return
-    for cid in ROLE_CLAUSES[config.getoption("codemode_role")]:
+    for cid in role_clauses(config.getoption("codemode_role")):
         items.append(ClauseItem.from_parent(collector, name=cid, clause=cid))
 
 
@@ -126,6 +128,7 @@ class FuzzItem(pytest.Item):
                 timeout=config.getoption("codemode_timeout"),
                 tokenizer=config.getoption("codemode_tokenizer"),
                 hypothesis_share=config.getoption("codemode_fuzz_hypothesis_share"),
+                cwd=config.getoption("codemode_cwd"),
             ),
             int(worker.removeprefix("gw")) if worker.removeprefix("gw").isdigit() else 0,
         )
@@ -146,7 +149,7 @@ class _State:
 
     def __init__(self, config: pytest.Config) -> None:
         from conformance.adapters import make_adapter
-        from conformance.certify import PROFILES
+        from conformance.search import PROFILES
         from conformance.v8host import V8Host
 
         self.role = config.getoption("codemode_role")
@@ -160,8 +163,9 @@ class _State:
             profile = dataclasses.replace(profile, examples=config.getoption("codemode_examples"))
         self.profile = profile
         self.target = f"--cmd {_quote(self.command)}" if self.command else f"--python {self.python}"
+        self.cwd = config.getoption("codemode_cwd") or str(config.invocation_params.dir)
         self.host = V8Host()
-        self.adapter = make_adapter(command=self.command, python=self.python, timeout=self.timeout)
+        self.adapter = self.fresh()
         self._run: Any = None
         self._report: dict[str, Any] | None = None
         # under xdist, the folder the controller made for the session's one report (see pytest_configure);
@@ -176,7 +180,8 @@ class _State:
     def fresh(self) -> Any:
         from conformance.adapters import make_adapter
 
-        return make_adapter(command=self.command, python=self.python, timeout=self.timeout)
+        return make_adapter(command=self.command, python=self.python, timeout=self.timeout, role=self.role,
+                            cwd=self.cwd)
 
     def report(self) -> dict[str, Any]:
         if self._report is None:
@@ -195,7 +200,7 @@ class _State:
             return {"smoke": problem[0]}
         self._run = certify_role(
             self.role, self.adapter, self.host, profile=self.profile, seed_value=self.seed,
-            command=self.command, fresh=self.fresh if self.command else None, timeout=self.timeout,
+            command=self.command, cwd=self.cwd, fresh=self.fresh if self.command else None, timeout=self.timeout,
             tokenizer=self.tokenizer, shrink=False,
         )
         return json_report(self._run, implementation=self.adapter.description, target=self.target)
@@ -224,7 +229,7 @@ class _State:
             return status, record.get("reason", "not judged in this run")
         if status == "passed":
             return status, ""
-        lines = [f"{clause} {status} on {record['failed'] or record['errored']} of {record['cases']} cases ({record['spec']})"]
+        lines = [f"{clause} {status} on {record['failed'] or record['errored']} of {record['cases']} cases: {record['summary']}"]
         for metric, m in record.get("metrics", {}).items():
             if isinstance(m, dict) and "meets" in m:
                 lines.append(f"  {metric}: {m['rate']} ({m['bound']} {m['threshold']})"
@@ -245,19 +250,22 @@ class _State:
         return status, "\n".join(lines)
 
     def _minimal(self, clause: str) -> Any:
-        from conformance.certify import hunt, hunt_plan
-        from conformance.clauses import COMPILER_CLAUSES
+        from conformance.certify import UNHUNTED, hunt_compile, hunt_plan
         from conformance.engine import CompilerJudge
         from conformance.plan_engine import PlannerJudge
+        from conformance.registry import clause as clause_of
 
-        if clause in ("CLI-STREAM", "CLI-BAD-RECORD", "PL-DETERMINISM"):
+        if clause in UNHUNTED:
             return None
-        if clause in COMPILER_CLAUSES and self.role != "planner":
-            found = hunt(CompilerJudge(self.adapter, self.host), clause, profile=self.profile, seed_value=self.seed)
-            if found is not None or self.role == "compiler":
-                return found
-        judge = PlannerJudge(self.adapter, self.host, role=self.role, tokenizer=self.tokenizer)
-        return hunt_plan(judge, clause, profile=self.profile, seed_value=self.seed)
+        found = None
+        if clause_of(clause).subject == "compile" and self.role != "planner":
+            found = hunt_compile(CompilerJudge(self.adapter, self.host), clause, profile=self.profile, seed_value=self.seed)
+            if found is None and self.role == "compiler":
+                return None
+        if found is None:
+            judge = PlannerJudge(self.adapter, self.host, role=self.role, tokenizer=self.tokenizer)
+            found = hunt_plan(judge, clause, profile=self.profile, seed_value=self.seed)
+        return None if found is None else (found.case, found.violation)
 
 
 def _state(config: pytest.Config) -> _State:

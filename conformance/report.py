@@ -2,7 +2,11 @@
 a badge.
 
 Every failure carries its clause, the minimal request as one JSONL line, what was expected and seen,
-and the command that replays it.
+and the command that replays it (with the absolute path of the kit's command, so it runs outside the
+kit's virtual environment). Each clause record quotes its rule from SPEC.md, so a report read in another
+repository needs no link; ``spec`` is a link to the clause's heading (``CODEMODE_SPEC_URL`` names where
+SPEC.md is published; by default, the copy installed with the kit). Every text the kit writes survives
+lone surrogates: JSON is written in ASCII, XML and Markdown escape them visibly.
 """
 
 from __future__ import annotations
@@ -11,24 +15,46 @@ import json
 import os
 import platform
 import shlex
+import sys
 import time
 import xml.etree.ElementTree as ET
+from pathlib import Path
 from typing import Any
 
-from conformance.certify import Run
-from conformance.clauses import CLAUSES, PENDING
+from conformance.registry import clause as clause_of
+from conformance.registry import spec_rule
+from conformance.results import Run
 from reference import __version__, jsonio
+
+
+def kit_command() -> str:
+    """How to run this kit's ``codemode`` from anywhere: the script beside this interpreter (a virtual
+    environment's ``bin/codemode``) by its absolute path, else ``python -m conformance``."""
+    script = Path(sys.executable).with_name("codemode")
+    if script.is_file() and os.access(script, os.X_OK):
+        return shlex.quote(str(script))
+    return shlex.join([sys.executable, "-m", "conformance"])
 
 
 def replay_command(target: str, role: str, case_json: dict[str, Any]) -> str:
     """The command line that re-runs one case; ``target`` is ``--cmd '...'`` or ``--python m:f``."""
-    return f"codemode certify --role {role} {target} --case {shlex.quote(jsonio.dumps(case_json))}"
+    return f"{kit_command()} certify --role {role} {target} --case {shlex.quote(jsonio.dumps(case_json))}"
+
+
+def spec_link(cid: str) -> str:
+    """A link to clause ``cid``'s heading in SPEC.md (see the module docstring)."""
+    base = os.environ.get("CODEMODE_SPEC_URL")
+    if not base:
+        from importlib import resources
+
+        base = Path(str(resources.files("conformance").joinpath("SPEC.md"))).resolve().as_uri()
+    return f"{base}#{clause_of(cid).anchor}"
 
 
 def clause_records(run: Run, target: str) -> list[dict[str, Any]]:
     out = []
     for cid in run.clauses:
-        clause = CLAUSES[cid]
+        clause = clause_of(cid)
         tally = run.tallies[cid]
         status = run.status(cid)
         record: dict[str, Any] = {
@@ -38,7 +64,9 @@ def clause_records(run: Run, target: str) -> list[dict[str, Any]]:
             "cases": tally.cases,
             "failed": tally.failed,
             "errored": tally.errored,
-            "spec": clause.anchor,
+            "summary": clause.summary,
+            "rule": spec_rule(cid),
+            "spec": spec_link(cid),
             "gating": run.gating.get(cid, True),
         }
         if tally.failed_ids:
@@ -58,7 +86,10 @@ def clause_records(run: Run, target: str) -> list[dict[str, Any]]:
                 "request": case.request_line(),
                 "case": case.to_json(),
                 "replay": replay_command(target, run.role, case.to_json()),
+                "minimal": tally.minimal is not None,
             }
+            if tally.minimal_note:
+                record["counterexample"]["note"] = tally.minimal_note
         if tally.errored and tally.first_error is not None and tally.first_error.errored is not None:
             err = tally.first_error
             assert err.errored is not None
@@ -67,8 +98,6 @@ def clause_records(run: Run, target: str) -> list[dict[str, Any]]:
                 "stderr": err.errored.stderr,
                 "request": err.case.request_line(),
             }
-        if status == "skipped" and cid in PENDING:
-            record["reason"] = PENDING[cid]
         out.append(record)
     return out
 
@@ -84,7 +113,7 @@ def _metrics(run: Run, cid: str) -> dict[str, Any]:
         entry: dict[str, Any] = {
             "rate": rate,
             "threshold": threshold,
-            "bound": "at most" if metric == "false-diagnosis" else "at least",
+            "bound": next(m.bound for m in clause_of(cid).metrics if m.name == metric),
             "meets": meets,
             "cases": sum(tally.total.values()) if tally else 0,
             "families": families,
@@ -125,6 +154,8 @@ def json_report(
         "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": _cpus()},
         "cases": run.cases,
         "corpus_cases": run.replayed,
+        "budget_seconds": run.profile.seconds,
+        "stopped": run.stopped,
         "repeat": run.profile.repeat,
         "clauses": records,
         "flaky": [
@@ -133,7 +164,7 @@ def json_report(
                 "request": case.request_line(),
                 "outcomes": [_repeat_label(r) for r in repeats],
                 "clauses": sorted({v.clause for r in repeats for v in r.violations}
-                                  | {sc.clause for r in repeats for sc in getattr(r, "scores", ())}),
+                                  | {sc.clause for r in repeats for sc in r.scores}),
                 "replay": replay_command(target, run.role, case.to_json()),
             }
             for case, repeats in run.flaky
@@ -144,7 +175,7 @@ def json_report(
 
 def _repeat_label(result: Any) -> str:
     """One repeat of a flaky case: its outcome, and its scored verdicts (which may be all that changed)."""
-    scores = getattr(result, "scores", ())
+    scores = result.scores
     if not scores:
         return str(result.outcome)
     return f"{result.outcome} ({', '.join(f'{sc.metric} {sc.ok}'.lower() for sc in scores)})"
@@ -172,7 +203,7 @@ def junit_xml(report: dict[str, Any]) -> str:
         ET.SubElement(props, "property", name=name, value=str(report[name]))
     for r in records:
         case = ET.SubElement(suite, "testcase", classname=f"codemode.{report['role']}", name=r["clause"])
-        ET.SubElement(case, "system-out").text = f"{r['cases']} cases; {r['spec']}"
+        ET.SubElement(case, "system-out").text = _xml_safe(f"{r['cases']} cases; {r['clause']}: {r['rule']}")
         if r["status"] == "failed":
             cx = r.get("counterexample", {})
             node = ET.SubElement(case, "failure", message=_xml_safe(cx.get("message", "failed")), type=r["clause"])
@@ -206,6 +237,8 @@ def text_report(report: dict[str, Any]) -> str:
         f"codemode certify — {report['role']}: {report['implementation']}",
         f"profile {report['profile']}, seed {report['seed']}, {report['cases']} cases"
         f" ({report.get('corpus_cases', 0)} from the corpora) in {report['seconds']:.1f}s",
+        *([f"STOPPED EARLY: {report['stopped']} ({report['budget_seconds']:g}s); the verdicts below judge the"
+           " cases run so far"] if report.get("stopped") else []),
         "",
         f"{'clause':<15} {'result':<8} {'cases':>6} {'failed':>7} {'errored':>8}",
     ]
@@ -229,18 +262,20 @@ def text_report(report: dict[str, Any]) -> str:
     for r in report["clauses"]:
         miss = next((m.get("example_miss") for m in r.get("metrics", {}).values() if isinstance(m, dict) and not m.get("meets", True) and m.get("example_miss")), None)
         if r["status"] == "failed" and miss:
-            lines += ["", f"{r['clause']} misses its threshold ({r['spec']}); one miss, family {miss['family']}:",
+            lines += ["", f"{r['clause']} misses its threshold; one miss, family {miss['family']}:",
                       f"  request: {miss['request']}", f"  expected: {jsonio.dumps(miss['expected'])[:400]}",
                       f"  answer:   {jsonio.dumps(miss['answer'])[:400]}"]
         if r["status"] == "failed" and "counterexample" in r:
             cx = r["counterexample"]
             lines += [
                 "",
-                f"{r['clause']} failed on {r['failed']} of {r['cases']} cases ({r['spec']})",
+                f"{r['clause']} failed on {r['failed']} of {r['cases']} cases: {r['summary']}",
                 f"  {cx['message']}",
-                f"  minimal request: {cx['request']}",
+                f"  {'minimal' if cx.get('minimal') else 'first failing'} request: {cx['request']}",
                 f"  replay: {cx['replay']}",
             ]
+            if cx.get("note"):
+                lines.append(f"  ({cx['note']})")
         elif r["status"] == "errored" and "error" in r:
             err = r["error"]
             lines += ["", f"{r['clause']} errored on {r['errored']} cases: {err['reason']}", f"  request: {err['request']}"]
@@ -267,16 +302,17 @@ def jsonl_report(run: Run, report: dict[str, Any]) -> str:
     header = {k: report[k] for k in ("kit", "implementation", "manifest", "target", "role", "profile", "seed",
                                        "started", "machine")}
     lines = [{"type": "header", **header}]
-    for case, outcome, violations, answer in run.log:
+    for entry in run.log:
+        case, outcome = entry.case, entry.outcome
         line: dict[str, Any] = {"type": "case", "id": case.id, "outcome": outcome}
         if outcome != "passed":
             line["request"] = case.request_line()
             line["violations"] = [
                 {"clause": v.clause, "message": v.message, "expected": _text(v.expected), "actual": _text(v.actual)}
-                for v in violations
+                for v in entry.violations
             ]
-            if answer is not None:
-                line["answer"] = jsonio.dumps(answer)[:4000]
+            if entry.answer is not None:
+                line["answer"] = entry.answer
             line["replay"] = replay_command(report["target"], run.role, case.to_json())
         lines.append(line)
     for record in report["clauses"]:
@@ -319,6 +355,7 @@ def markdown_report(report: dict[str, Any], verdict: Any = None) -> str:
                   + (f" ({len(verdict.known)} known failures)" if verdict.known else ""), ""]
         lines += [f"- {m}" for m in verdict.messages]
         lines.append("")
+    known = set(verdict.known) if verdict is not None else set()
     lines += ["| clause | result | cases | failed | errored | notes |", "|---|---|---:|---:|---:|---|"]
     for r in report["clauses"]:
         notes = []
@@ -329,16 +366,30 @@ def markdown_report(report: dict[str, Any], verdict: Any = None) -> str:
             notes.append("not gating")
         if r["status"] == "skipped" and r.get("reason"):
             notes.append(r["reason"])
-        lines.append(f"| [{r['clause']}]({r['spec']}) | {icon.get(r['status'], '')} {r['status']} | {r['cases']} | "
-                     f"{r['failed']} | {r['errored']} | {_md('; '.join(notes))} |")
+        result = f"{icon.get(r['status'], '')} {r['status']}"
+        if r["status"] in ("failed", "errored") and r.get("gating", True) and verdict is not None:
+            # in a gated run, what the expectations already list is not news; what they do not list is
+            result = f"☑️ {r['status']} (known)" if r["clause"] in known else f"{icon[r['status']]} **{r['status'].upper()} (new)**"
+        lines.append(f"| {_link(r)} | {result} | {r['cases']} | {r['failed']} | {r['errored']} | {_md('; '.join(notes))} |")
     for r in report["clauses"]:
+        tag = " (known)" if r["clause"] in known else (" (new)" if verdict is not None and r.get("gating", True) else "")
         if r["status"] == "failed" and "counterexample" in r:
             cx = r["counterexample"]
-            lines += ["", f"### {r['clause']} failed ({r['failed']} of {r['cases']} cases)", "", _md(cx["message"]), "",
-                      "Minimal request:", "", "```json", cx["request"], "```", "", "Replay:", "", "```sh", cx["replay"], "```"]
+            lines += ["", f"### {r['clause']} failed{tag} ({r['failed']} of {r['cases']} cases)", "", f"> {_md(r['rule'])}", "",
+                      _md(cx["message"]), "", "Minimal request:" if cx.get("minimal") else "First failing request:", "",
+                      "```json", cx["request"], "```", "", "Replay:", "", "```sh", cx["replay"], "```"]
         elif r["status"] == "errored" and "error" in r:
-            lines += ["", f"### {r['clause']} errored", "", _md(r["error"]["reason"]), "", "```json", r["error"]["request"], "```"]
-    return "\n".join(lines) + "\n"
+            lines += ["", f"### {r['clause']} errored{tag}", "", _md(r["error"]["reason"]), "", "```json", r["error"]["request"], "```"]
+    if report.get("stopped"):
+        lines += ["", f"**Stopped early:** {report['stopped']} ({report['budget_seconds']:g}s); the verdicts judge the"
+                  " cases run so far."]
+    return _xml_safe("\n".join(lines) + "\n")
+
+
+def _link(record: dict[str, Any]) -> str:
+    spec = str(record["spec"])
+    # a file: link is dead anywhere but the machine that wrote it (a CI job summary): only real URLs link
+    return f"[{record['clause']}]({spec})" if spec.startswith(("http://", "https://")) else record["clause"]
 
 
 def _md(text: str) -> str:

@@ -1,27 +1,28 @@
-"""``CLI-STREAM`` and ``CLI-BAD-RECORD``: the protocol itself, probed on a freshly started IUT.
+"""Stream cases: the protocol itself (``CLI-STREAM``, ``CLI-BAD-RECORD``), probed on a freshly started IUT.
 
 The kit writes a whole stream (requests of the role mixed with bad records) without reading, then reads
 one line per request with a per-request time limit and stdin held open. Only then is stdin closed, and
 whatever the IUT does next is watched too: more lines, a withheld line appearing late (unflushed output),
-an exit status. Invalid UTF-8 and other raw bytes are written as bytes.
+an exit status. Invalid UTF-8 and other raw bytes are written as bytes. The IUT is then killed with every
+process it started. The checks are in ``conformance.checks.stream``; a crash, a hang or a garbage line is
+errored here, never judged.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
-import queue
 import random
-import subprocess
-import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from conformance.adapters import Errored, parse_answer
-from conformance.engine import CaseResult
+from conformance.observations import StreamObservation
+from conformance.process import EOF, CannotStart, IUTProcess, Overlong
+from conformance.registry import judge
+from conformance.results import CaseResult
 from reference import jsonio
-from reference.violations import Violation
 
 #: Lines that are not plan or compile requests, each with why.
 BAD_RECORDS: tuple[bytes, ...] = (
@@ -63,7 +64,8 @@ def _good(role: str, k: int) -> bytes:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StreamCase:
-    """A stream of raw lines; ``bad`` marks the bad records."""
+    """A stream of raw lines; ``bad`` marks the bad records. In JSON a line is a string, or
+    ``{"base64": ...}`` when it is not UTF-8."""
 
     lines: tuple[bytes, ...]
     bad: tuple[bool, ...]
@@ -72,7 +74,30 @@ class StreamCase:
         return " \\n ".join(line.decode("utf-8", "backslashreplace") for line in self.lines)
 
     def to_json(self) -> dict[str, Any]:
-        return {"stream": [line.decode("utf-8", "backslashreplace") for line in self.lines]}
+        out: list[Any] = []
+        for line in self.lines:
+            try:
+                out.append(line.decode("utf-8"))
+            except UnicodeDecodeError:
+                out.append({"base64": base64.b64encode(line).decode("ascii")})
+        return {"stream": out, "bad": list(self.bad)}
+
+    @classmethod
+    def from_json(cls, raw: Any) -> StreamCase:
+        if not isinstance(raw, dict) or set(raw) != {"stream", "bad"} or not isinstance(raw["stream"], list) \
+                or not isinstance(raw["bad"], list) or len(raw["stream"]) != len(raw["bad"]):
+            raise ValueError("a stream case is an object with stream (its lines) and bad (which are bad records)")
+        lines = []
+        for line in raw["stream"]:
+            if isinstance(line, str):
+                lines.append(line.encode("utf-8", "surrogatepass"))
+            elif isinstance(line, dict) and set(line) == {"base64"} and isinstance(line["base64"], str):
+                lines.append(base64.b64decode(line["base64"]))
+            else:
+                raise ValueError("a stream line is a string or {\"base64\": ...}")
+        if any(b"\n" in line for line in lines):
+            raise ValueError("a stream line holds no line feed")
+        return cls(lines=tuple(lines), bad=tuple(bool(b) for b in raw["bad"]))
 
     @property
     def id(self) -> str:
@@ -80,11 +105,13 @@ class StreamCase:
 
 
 def stream_cases(role: str, *, seed: int, count: int = 4, length: int = 24) -> list[StreamCase]:
+    """Streams of good requests of the role mixed with bad records; each starts with a good request, so
+    that request's answer before any bad record is known (CLI-BAD-RECORD compares the later ones to it)."""
     rng = random.Random(seed)
     out = []
     for _ in range(count):
-        lines, bad = [], []
-        for k in range(length):
+        lines, bad = [_good(role, 0)], [False]
+        for k in range(1, length):
             if rng.random() < 0.4:
                 lines.append(rng.choice(BAD_RECORDS))
                 bad.append(True)
@@ -93,7 +120,7 @@ def stream_cases(role: str, *, seed: int, count: int = 4, length: int = 24) -> l
                 bad.append(False)
         out.append(StreamCase(lines=tuple(lines), bad=tuple(bad)))
     # every bad record at least once, each followed by a good request
-    lines, bad = [], []
+    lines, bad = [_good(role, 0), _good(role, 1)], [False, False]
     for record in BAD_RECORDS:
         lines += [record, _good(role, len(lines))]
         bad += [True, False]
@@ -101,149 +128,83 @@ def stream_cases(role: str, *, seed: int, count: int = 4, length: int = 24) -> l
     return out
 
 
-StreamResult = CaseResult  # a judged stream
+def parse_line(raw: bytes) -> dict[str, Any]:
+    """A response line already known to be a JSON object."""
+    answer = parse_answer(raw)
+    assert isinstance(answer, dict)
+    return answer
 
 
-def probe(command: str, case: StreamCase, *, timeout: float) -> StreamResult:
-    """Run ``command`` fresh on the stream ``case`` and judge CLI-STREAM and CLI-BAD-RECORD."""
-    exercised = ("CLI-STREAM", "CLI-BAD-RECORD")
-    stderr = tempfile.TemporaryFile()
+def probe(command: str, case: StreamCase, *, timeout: float, cwd: str | None = None) -> CaseResult:
+    """Run ``command`` fresh on the stream ``case``, then judge the Stream clauses on what it wrote."""
     try:
-        proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr)
-    except OSError as err:
-        return StreamResult(case=case, exercised=exercised, errored=Errored(reason=f"cannot start: {err}"))
-    lines: queue.Queue[bytes | None] = queue.Queue()
-
-    def read() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.put(line)
-        lines.put(None)
-
-    def write() -> None:
-        assert proc.stdin is not None
-        try:
-            for line in case.lines:
-                proc.stdin.write(line + b"\n")
-                proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            pass
-
-    threading.Thread(target=read, daemon=True).start()
-    writer = threading.Thread(target=write, daemon=True)
-    writer.start()
-    n = len(case.lines)
-    got: list[bytes] = []
-    eof = False
-    withheld = False
-    while len(got) < n:
-        try:
-            line = lines.get(timeout=timeout)
-        except queue.Empty:
-            withheld = True
-            break
-        if line is None:
-            eof = True
-            break
-        got.append(line)
-    writer.join(timeout=timeout)
+        proc = IUTProcess(command, cwd=cwd)
+    except CannotStart as err:
+        return _result(StreamObservation(case=case, answer=None), Errored(reason=str(err)))
     try:
-        assert proc.stdin is not None
-        proc.stdin.close()
-    except OSError:
-        pass
-    late: list[bytes] = []
-    deadline = time.monotonic() + timeout
-    while not eof and time.monotonic() < deadline:
-        try:
-            line = lines.get(timeout=max(0.01, deadline - time.monotonic()))
-        except queue.Empty:
-            break
-        if line is None:
-            eof = True
-            break
-        late.append(line)
-    try:
-        status = proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-    except subprocess.TimeoutExpired:
+        proc.write(b"".join(line + b"\n" for line in case.lines))
+        n = len(case.lines)
+        got: list[bytes] = []
+        eof = withheld = False
+        overlong = None
+        while len(got) < n:
+            line = proc.lines.get(timeout)
+            if line is None:
+                withheld = True
+                break
+            if line is EOF:
+                eof = True
+                break
+            if isinstance(line, Overlong):
+                overlong = overlong or line
+                line = b""
+            got.append(line)  # type: ignore[arg-type]
+        proc.close_stdin()
+        late: list[bytes] = []
+        deadline = time.monotonic() + timeout
+        while not eof and time.monotonic() < deadline and len(late) <= n:
+            line = proc.lines.get(max(0.01, deadline - time.monotonic()))
+            if line is None:
+                break
+            if line is EOF:
+                eof = True
+                break
+            if isinstance(line, Overlong):
+                overlong = overlong or line
+                line = b""
+            late.append(line)  # type: ignore[arg-type]
+        status = proc.wait(max(0.1, deadline - time.monotonic()))
+        stderr = proc.stderr_tail()
+    finally:
         proc.kill()
-        proc.wait()
-        status = None
-    stderr.seek(0)
-    err_text = stderr.read().decode("utf-8", "replace")[-4000:]
-    stderr.close()
-    obs = StreamObservation(got=tuple(got), late=tuple(late), withheld=withheld, status=status, stderr=err_text,
-                            timeout=timeout)
-    problem = cli_stream(case, obs)
-    if isinstance(problem, Errored):
-        return StreamResult(case=case, exercised=exercised, errored=problem)
-    if problem:
-        return StreamResult(case=case, exercised=exercised, violations=tuple(problem))
-    bad = cli_bad_record(case, obs)
-    if isinstance(bad, Errored):
-        return StreamResult(case=case, exercised=exercised, errored=bad)
-    return StreamResult(case=case, exercised=exercised, violations=tuple(bad))
+    obs = StreamObservation(case=case, answer={"lines": len(got) + len(late)}, got=tuple(got), late=tuple(late),
+                            withheld=withheld, status=status, stderr=stderr, timeout=timeout)
+    errored = stream_errored(obs)
+    if overlong is not None and errored is None:
+        errored = Errored(reason=f"answered a line of {overlong.size} bytes, over the limit of a response", stderr=stderr)
+    return _result(obs, errored)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StreamObservation:
-    got: tuple[bytes, ...]  # lines read while stdin was open
-    late: tuple[bytes, ...]  # lines read after stdin was closed
-    withheld: bool  # the per-request time limit passed with stdin open
-    status: int | None  # exit status (None: it did not exit)
-    stderr: str
-    timeout: float
-
-
-def cli_stream(case: StreamCase, obs: StreamObservation) -> list[Violation] | Errored:
-    """CLI-STREAM: "Each JSONL record is an object with:" one response line per request, in order,
-    flushed, nothing else; exit 0 on EOF. Crashes and hangs are errored, not failures."""
-    n = len(case.lines)
+def stream_errored(obs: StreamObservation) -> Errored | None:
+    """Why the stream cannot be judged (it hung, crashed, or answered garbage), or None."""
+    n = len(obs.case.lines)
     answered = obs.got + obs.late
-
-    def failed(message: str, expected: str | None = None, actual: str | None = None) -> list[Violation]:
-        return [Violation(clause="CLI-STREAM", message=message, expected=expected, actual=actual)]
-
     if obs.withheld and obs.late:
-        return failed(f"{len(obs.got)} of {n} responses came while stdin was open; more came only after it was"
-                      " closed (output not flushed after each line)")
+        return None  # unflushed output: CLI-STREAM's to judge
     if obs.status is None:
         return Errored(reason=f"answered {len(answered)} of {n} requests, then neither answered nor exited within"
                        f" {obs.timeout:g}s", stderr=obs.stderr)
-    if len(answered) > n:
-        return failed(f"wrote {len(answered)} lines for {n} requests", f"{n} lines",
-                      answered[n].decode("utf-8", "replace")[:200])
-    if len(answered) < n:
-        if obs.status == 0:
-            return failed(f"exited with status 0 after answering {len(answered)} of {n} requests (a response was lost)")
+    if len(answered) < n and obs.status != 0:
         return Errored(reason=f"exited with status {obs.status} after answering {len(answered)} of {n} requests",
                        stderr=obs.stderr)
-    if obs.status != 0:
-        return failed(f"answered every request but exited with status {obs.status} on EOF", "status 0", str(obs.status))
-    return []
+    if len(answered) == n:
+        for k, raw in enumerate(answered):
+            answer = parse_answer(raw)
+            if isinstance(answer, Errored):
+                return Errored(reason=f"response {k + 1}: {answer.reason}", stderr=obs.stderr)
+    return None
 
 
-def cli_bad_record(case: StreamCase, obs: StreamObservation) -> list[Violation] | Errored:
-    """CLI-BAD-RECORD: "Each JSONL record is an object with:" a line that is not a plan or compile
-    request gets exactly a diagnostic, and the stream goes on."""
-    for k, (line, is_bad) in enumerate(zip(obs.got + obs.late, case.bad)):
-        answer = parse_answer(line.decode("utf-8", "surrogateescape").rstrip("\r\n"))
-        if isinstance(answer, Errored):
-            return Errored(reason=f"response {k + 1}: {answer.reason}", stderr=obs.stderr)
-        if is_bad:
-            d = answer.get("diagnostic")
-            if set(answer) != {"diagnostic"} or not isinstance(d, str) or not d:
-                return [Violation(
-                    clause="CLI-BAD-RECORD",
-                    message=f"line {k + 1} is a bad record ({case.lines[k][:60]!r}) and was not answered with a diagnostic",
-                    expected='{"diagnostic": "..."}',
-                    actual=jsonio.dumps(answer)[:200],
-                )]
-        elif "plan" not in answer and "js" not in answer:
-            return [Violation(
-                clause="CLI-BAD-RECORD",
-                message=f"line {k + 1} is a valid request after bad records and was not answered (the stream did not go on)",
-                expected='{"plan": ...} or {"js": ...}',
-                actual=jsonio.dumps(answer)[:200],
-            )]
-    return []
+def _result(obs: StreamObservation, errored: Errored | None) -> CaseResult:
+    verdict = judge("stream", obs, judged=errored is None)
+    return CaseResult(case=obs.case, exercised=verdict.exercised, violations=verdict.violations, errored=errored)

@@ -11,13 +11,16 @@ class Violation:
     """A broken clause: ``clause`` is a SPEC.md id such as ``IN-NAME`` or ``JS-PARALLEL``.
 
     ``message`` is one sentence leading with the offending value; ``expected`` and ``actual`` are
-    optional JSON-able renderings for reports.
+    optional JSON-able renderings for reports. ``kind`` is the fault's stable name within its clause
+    (``rows-length``, ``started-late``): what stays the same across every case one bug breaks, so that a
+    fuzzing campaign files one bug once, whatever values its cases hold.
     """
 
     clause: str
     message: str
     expected: Any = None
     actual: Any = None
+    kind: str = ""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"clause": self.clause, "message": self.message}
@@ -25,6 +28,8 @@ class Violation:
             out["expected"] = self.expected
         if self.actual is not None:
             out["actual"] = self.actual
+        if self.kind:
+            out["kind"] = self.kind
         return out
 
 

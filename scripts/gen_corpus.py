@@ -23,14 +23,14 @@ sys.path.insert(0, str(ROOT))
 from conformance import corpus  # noqa: E402
 from conformance.adapters import PythonAdapter  # noqa: E402
 from conformance.cases import compile_cases  # noqa: E402
-from conformance.clauses import ROLE_CLAUSES  # noqa: E402
 from conformance.engine import CompilerJudge  # noqa: E402
 from conformance.plan_cases import plan_cases  # noqa: E402
 from conformance.plan_engine import PlannerJudge  # noqa: E402
+from conformance.registry import role_clauses  # noqa: E402
 from conformance.v8host import V8Host  # noqa: E402
 from reference.cli import compile_line, pipeline_line  # noqa: E402
 
-NOT_PER_CASE = {"CLI-STREAM", "CLI-BAD-RECORD", "PL-DETERMINISM"}
+from conformance.certify import UNHUNTED as NOT_PER_CASE  # noqa: E402
 
 
 def draw(strategy: st.SearchStrategy, examples: int) -> list:
@@ -67,7 +67,7 @@ def curate(kind: str, judge: object, cases: list, clauses: list[str], per_clause
 
 def _exercises(result: object, cid: str) -> bool:
     """The case exercised ``cid`` and did well on it (for a scored clause: a hit, not a miss)."""
-    scores = [s for s in getattr(result, "scores", ()) if s.clause == cid]
+    scores = [s for s in result.scores if s.clause == cid]  # type: ignore[attr-defined]
     if scores:
         return all((not s.ok) if s.metric == "false-diagnosis" else s.ok for s in scores)
     return cid in result.exercised  # type: ignore[attr-defined]
@@ -82,8 +82,8 @@ def main() -> int:
     with V8Host() as host:
         compile_judge = CompilerJudge(PythonAdapter.of(compile_line, "reference compiler"), host)
         plan_judge = PlannerJudge(PythonAdapter.of(pipeline_line, "reference pipeline"), host, role="pipeline")
-        compile_clauses = [c for c in ROLE_CLAUSES["compiler"] if c not in NOT_PER_CASE]
-        plan_clauses = [c for c in ROLE_CLAUSES["pipeline"] if c not in NOT_PER_CASE and c not in compile_clauses]
+        compile_clauses = [c for c in role_clauses("compiler") if c not in NOT_PER_CASE]
+        plan_clauses = [c for c in role_clauses("pipeline") if c not in NOT_PER_CASE and c not in compile_clauses]
         jobs = (("compile", compile_judge, compile_cases(), compile_clauses),
                 ("plan", plan_judge, plan_cases(), plan_clauses))
         for kind, judge, strategy, clauses in jobs:

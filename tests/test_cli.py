@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -81,3 +82,76 @@ def test_faulty_planner_fails_with_a_replayable_counterexample(tmp_path: Path) -
 def test_usage_errors_exit_2() -> None:
     proc = certify("--python", "no_such_module:nothing")
     assert proc.returncode == 2 and "cannot be imported" in proc.stderr
+
+
+def kit(*args: str, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "conformance", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=cwd)
+
+
+def test_version_and_spec() -> None:
+    from reference import __version__
+
+    proc = kit("--version")
+    assert proc.returncode == 0 and proc.stdout.strip() == f"codemode-conformance-kit {__version__}"
+    listed = kit("spec")
+    assert "JS-PARALLEL" in listed.stdout and "CLI-STREAM" in listed.stdout
+    one = kit("spec", "js-parallel")
+    assert one.stdout.startswith("### JS-PARALLEL") and "**Rule:**" in one.stdout
+    assert kit("spec", "JS-NOPE").returncode == 2
+
+
+def test_a_report_can_go_to_stdout_and_the_table_then_goes_to_stderr(tmp_path: Path) -> None:
+    proc = kit("certify", "--role", "compiler", "--python", "reference.cli:compile_line", "--examples", "5",
+               "--no-corpora", "--report", "-", "--junit", str(tmp_path / "j.xml"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["summary"]["failed"] == 0
+    assert "clause          result" in proc.stderr and f"wrote {tmp_path / 'j.xml'}" in proc.stderr
+    assert not (tmp_path / "-").exists()
+    assert not (tmp_path / ".hypothesis").exists()  # nothing of the kit's in the implementer's directory
+    both = kit("certify", "--role", "compiler", "--python", "reference.cli:compile_line", "--report", "-",
+               "--jsonl", "-", cwd=tmp_path)
+    assert both.returncode == 2 and "only one report can go to stdout" in both.stderr
+
+
+def test_quiet_prints_the_outcome_and_the_failures_only() -> None:
+    proc = kit("certify", "--role", "compiler", "--cmd", python_module_command("tests.faulty.compilers", "staggered-parallel"),
+               "--examples", "40", "--no-corpora", "-q")
+    assert proc.returncode == 1
+    assert "clause          result" not in proc.stdout and "CO-VALIDATE     passed" not in proc.stdout
+    assert "JS-PARALLEL failed on" in proc.stdout and "passed, 1 failed" in proc.stdout
+
+
+def test_the_same_seed_gives_the_same_minimal_case() -> None:
+    # a hunt is bounded by judgements, not time: a slower machine (here: a busier one) finds the same case
+    command = python_module_command("tests.faulty.compilers", "staggered-parallel")
+    found = []
+    for _ in range(2):
+        report = json.loads(kit("certify", "--role", "compiler", "--cmd", command, "--examples", "60", "--no-corpora",
+                                "--seed", "11", "--report", "-").stdout)
+        found.append({c["clause"]: c["counterexample"]["case_id"] for c in report["clauses"] if "counterexample" in c})
+    assert found[0] and found[0] == found[1]
+
+
+def test_a_stream_counterexample_replays(tmp_path: Path) -> None:
+    # a planner that answers a valid request after a bad record with something else than before
+    command = python_module_command("tests.faulty.planners", "goes-wrong-after-bad-record")
+    report = json.loads(kit("certify", "--role", "planner", "--cmd", command, "--examples", "3", "--no-corpora",
+                            "--report", "-").stdout)
+    record = next(c for c in report["clauses"] if c["clause"] == "CLI-BAD-RECORD")
+    assert record["status"] == "failed", record
+    replay = kit("certify", "--role", "planner", "--cmd", command, "--case", json.dumps(record["counterexample"]["case"]))
+    assert replay.returncode == 1 and "CLI-BAD-RECORD" in replay.stdout, replay.stdout + replay.stderr
+
+
+def test_a_run_that_meets_its_budget_stops_and_says_so() -> None:
+    command = python_module_command("tests.faulty.hostile", "loop-before-await")
+    started = time.monotonic()
+    proc = kit("certify", "--role", "compiler", "--cmd", command, "--no-corpora", "--budget", "15", "--js-timeout", "0.5",
+               "--report", "-")
+    seconds = time.monotonic() - started
+    report = json.loads(proc.stdout)
+    assert report["stopped"] and "STOPPED EARLY" in proc.stderr
+    assert seconds < 75, seconds  # the budget, and the time limits of what was in hand
+    assert {c["clause"]: c["status"] for c in report["clauses"]}["JS-FORM"] == "failed"

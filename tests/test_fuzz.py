@@ -38,6 +38,14 @@ def test_buckets_ignore_values_but_not_clauses_or_shapes() -> None:
     assert bucket_of("JS-ORDER", "the result was never returned") != a
 
 
+def test_one_bug_is_one_bucket_whatever_its_cases_hold() -> None:
+    # a check names its fault (Violation.kind): the records' renderings in the message do not matter
+    a = bucket_of("JS-LIMIT", 'record of call 0 (\'x\', return) is {"ok":true,"value":[{"a":1}]}: it holds', "rows-length")
+    b = bucket_of("JS-LIMIT", "record of call 0 ('\ud800', resolve) is [... 300 characters ...]: it holds", "rows-length")
+    assert a == b != bucket_of("JS-LIMIT", "anything", "rows-order")
+    assert bucket_of("JS-FORM", "\udfff lone \ud800 surrogates") == bucket_of("JS-FORM", "\udfff lone \ud800 surrogates")
+
+
 @pytest.fixture
 def redis_url(tmp_path: Path) -> Iterator[str]:
     """A real redis-server on a free loopback port, for this test only."""
@@ -83,7 +91,7 @@ def test_a_campaign_finds_shrinks_and_keeps_a_regression_in_redis(tmp_path: Path
     assert all(s["sampled_cases"] > 0 for s in statuses) and "drawn by: sampling" in proc.stdout
     kept = [r for s in statuses for r in s["regressions"] if r["bucket"].startswith("JS-PARALLEL")]
     assert kept and all(r["minimized"] for r in kept)  # Hypothesis shrank it (within the hunt's time)
-    assert "JS-PARALLEL" in proc.stdout and "replay: codemode replay" in proc.stdout
+    assert "JS-PARALLEL" in proc.stdout and "codemode replay " in proc.stdout
     import redis
 
     keys = redis.Redis.from_url(redis_url).keys(b"codemode-fuzz:*")
@@ -133,3 +141,32 @@ def test_ctrl_c_stops_a_campaign_cleanly_and_keeps_what_it_found(tmp_path: Path)
     assert list((tmp_path / "regressions").glob("JS-PARALLEL-*.jsonl"))
     statuses = [json.loads(p.read_text()) for p in folder.glob("worker-*.json")]
     assert statuses and all(s["done"] for s in statuses)
+
+
+def test_a_relative_command_runs_where_fuzz_was_started_and_a_broken_one_stops_it(tmp_path: Path) -> None:
+    script = tmp_path / "compiler.sh"
+    script.write_text(f"#!/bin/sh\nexec {sys.executable} -m conformance compile\n")
+    script.chmod(0o755)
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    proc = subprocess.run([sys.executable, "-m", "conformance", "fuzz", "--cmd", "./compiler.sh", "--role", "compiler",
+                           "--minutes", "0.12", "-n", "1", "--regressions", "r", "--campaign-dir", "c"],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (status,) = [json.loads(p.read_text()) for p in (tmp_path / "c").glob("worker-*.json")]
+    assert status["cases"] > 0 and not status["errors"] and not status["buckets"]
+    missing = subprocess.run([sys.executable, "-m", "conformance", "fuzz", "--cmd", "./missing.sh", "--minutes", "0.1"],
+                             capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
+    assert missing.returncode == 2 and "smoke test failed, so no campaign was started" in missing.stderr
+
+
+def test_lone_surrogates_in_failures_are_bucketed_written_and_replayed(tmp_path: Path) -> None:
+    command = python_module_command("tests.faulty.hostile", "throw-surrogate")
+    proc = codemode("fuzz", "--cmd", command, "--role", "compiler", "--minutes", "0.12", "-n", "1",
+                    "--regressions", str(tmp_path / "r"), "--campaign-dir", str(tmp_path / "c"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    statuses = [json.loads(p.read_text()) for p in (tmp_path / "c").glob("worker-*.json")]
+    assert statuses and not any(s["errors"] for s in statuses)
+    files = sorted((tmp_path / "r").glob("JS-FORM-*.jsonl"))
+    assert files and "Traceback" not in proc.stderr
+    replayed = codemode("replay", str(files[0]), "--role", "compiler", "--cmd", command)
+    assert replayed.returncode == 1 and replayed.stdout.startswith("FAILED") and "Traceback" not in replayed.stderr

@@ -2,10 +2,31 @@
 
 from __future__ import annotations
 
-from conformance.checks.planner import at_limit_twin, invariant_check, judge_answer, json_equal, response_form
-from conformance.plan_cases import PlanCase, transform_plan
+from typing import Any
+
+from conformance.checks.plan import response_form
+from conformance.observations import PlanObservation
+from conformance.plan_cases import PlanCase, at_limit_twin, catalog_of, transform_plan
+from conformance.registry import Score, judge
 from reference import jsonio
+from reference.jsonio import json_equal
 from reference.lexer import lex
+from reference.violations import Violation
+
+def judge_answer(case: PlanCase, answer: dict[str, Any], *, role: str, tokenizer: str, twin: Any = None,
+                 base: Any = None) -> tuple[list[Violation], list[Score], tuple[str, ...]]:
+    """What the registry makes of one answered plan case: violations, scores, exercised clauses."""
+    tokens = len(lex(case.instruction, max_tokens=10**9).tokens) if tokenizer == "own" else None
+    obs = PlanObservation(case=case, answer=answer, role=role, tokenizer=tokenizer, catalog=catalog_of(case),
+                          twin=twin, base=base, tokens=tokens)
+    verdict = judge("plan", obs)
+    return list(verdict.violations), list(verdict.scores), verdict.exercised
+
+
+def invariant_check(case: PlanCase, answer: dict[str, Any], base: dict[str, Any]) -> list[Violation]:
+    found, _, _ = judge_answer(case, answer, role="planner", tokenizer="reference", base=base)
+    return [v for v in found if v.clause == "PL-INVARIANT"]
+
 
 TOOLS = [{"name": "list_users", "arguments": {"team": "string"}, "required": [], "returns": {"kind": "array", "properties": ["id"]}}]
 PLAN = {"mode": "single", "calls": [{"tool": "list_users", "args": {"team": "blue"}}], "output": {"kind": "last"}}
@@ -79,11 +100,12 @@ def test_a_pair_is_judged_through_its_transform() -> None:
 
 
 def test_a_family_fails_accuracy_only_when_credibly_below_the_threshold() -> None:
-    from conformance.certify import PROFILES, Run, ScoreTally
-    from conformance.clauses import PLANNER_CLAUSES
+    from conformance.registry import role_clauses
+    from conformance.results import Run, ScoreTally
+    from conformance.search import PROFILES
 
     def run_with(**families: tuple[int, int]) -> Run:
-        run = Run(role="planner", profile=PROFILES["quick"], seed=0, clauses=PLANNER_CLAUSES)
+        run = Run(role="planner", profile=PROFILES["quick"], seed=0, clauses=role_clauses("planner"))
         tally = run.scores.setdefault("accuracy", ScoreTally())
         for family, (ok, total) in families.items():
             tally.ok[family], tally.total[family] = ok, total

@@ -1,8 +1,14 @@
-"""Implementations that misbehave as processes: the kit must report them as errored, never as a pass
-and never by crashing itself. ``python -m tests.faulty.broken HOW``."""
+"""Implementations that misbehave as processes: the kit must report them as errored (or failed under the
+stream clauses), never as a pass and never by crashing, hanging or growing itself, and must leave none of
+their processes behind. ``python -m tests.faulty.broken HOW``: the reference compiler, misbehaving as HOW
+says (``crash``, ``hang``, ``extra-line``, ... see ``HOWS``). The request count starts at 1 and counts the
+kit's own closing requests too; the misbehaviour starts after the first ``START`` requests, past the
+kit's smoke stage (5 requests), so that it is met while certifying."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import time
 
@@ -10,31 +16,92 @@ from reference import jsonio
 from reference.cli import compile_handler
 from reference.protocol import respond
 
+START = 8
+
+#: each way this module misbehaves (n is the request count)
+HOWS = {
+    "none": "a good compiler",
+    "crash": "exits with status 3 at request START + 1",
+    "hang": "stops answering at request START + 1 and sleeps",
+    "garbage": "every 4th answer after START is not JSON",
+    "array": "every 3rd answer after START is a JSON array",
+    "extra-line": "answers request START + 1 with two lines",
+    "two-lines": "answers every 7th request after START with two lines",
+    "dead": "exits with status 1 before answering anything",
+    "exit-early": "exits with status 0 after START answers",
+    "huge-stderr": "answers correctly, and writes 64 MiB to stderr for every 50 requests",
+    "endless": "from request START + 1 on writes bytes without a newline, forever",
+    "huge-line": "answers every 10th request after START with a 20 MB line",
+    "child": "starts a child that keeps stdout open for an hour, then answers correctly",
+    "daemon": "starts a child in a session of its own that keeps stdout open, then answers correctly",
+    "close-stdout": "closes its stdout at request START + 1 and keeps running",
+    "ignore-eof": "answers correctly but keeps running after stdin closes",
+    "late-extra": "answers correctly, then, 0.3 s after answer START + 2, writes one line more",
+}
+
+
+def _spawn_child(daemon: bool) -> None:
+    code = "import time; time.sleep(3600)"
+    if daemon:  # double fork and setsid: a process outside the implementation's process group
+        subprocess.Popen([sys.executable, "-c", f"import os, subprocess, sys; os.setsid(); subprocess.Popen([sys.executable, '-c', {code!r}]); sys.exit(0)"],
+                         stdout=sys.stdout, stderr=subprocess.DEVNULL)
+    else:
+        subprocess.Popen([sys.executable, "-c", code], stdout=sys.stdout, stderr=subprocess.DEVNULL)
+
 
 def main(how: str) -> int:
+    if how not in HOWS and not how.startswith("counting="):
+        print(f"unknown way to misbehave {how!r}: one of {', '.join(HOWS)}", file=sys.stderr)
+        return 2
+    if how in ("child", "daemon"):
+        _spawn_child(how == "daemon")
+    out = sys.stdout.buffer
     count = 0
     for raw in sys.stdin.buffer:
         count += 1
         answer = jsonio.dumps(respond(raw.rstrip(b"\n"), compile_handler))
-        if how == "crash" and count == 5:
-            print("boom: the compiler fell over", file=sys.stderr)
-            return 3
-        if how == "hang" and count == 5:
-            time.sleep(3600)
-        if how == "garbage" and count % 4 == 0:
-            answer = "this is not json"
-        if how == "extra-line" and count == 3:
-            answer += "\n" + answer
-        if how == "array" and count % 3 == 0:
-            answer = "[]"
         if how == "dead":
             print("cannot load model", file=sys.stderr)
             return 1
+        late = count > START
+        if how == "crash" and count == START + 1:
+            print("boom: the compiler fell over", file=sys.stderr)
+            return 3
+        if how == "hang" and count == START + 1:
+            time.sleep(3600)
+        if how == "exit-early" and count == START + 1:
+            return 0
+        if how == "garbage" and late and count % 4 == 0:
+            answer = "this is not json"
+        if how == "array" and late and count % 3 == 0:
+            answer = "[]"
+        if (how == "extra-line" and count == START + 1) or (how == "two-lines" and late and count % 7 == 0):
+            answer += "\n" + answer
+        if how == "huge-stderr" and count % 50 == 1:
+            for _ in range(64):
+                sys.stderr.write("x" * (1 << 20))
+            sys.stderr.flush()
+        if how == "endless" and late:
+            chunk = b"y" * (1 << 20)
+            while True:
+                out.write(chunk)
+        if how == "huge-line" and late and count % 10 == 0:
+            answer = '{"js": "' + "z" * (20 << 20) + '"}'
+        if how == "close-stdout" and count == START + 1:
+            out.close()
+            os.close(1)
+            time.sleep(3600)
         if how.startswith("counting="):  # a good compiler that logs one line per request to a file
             with open(how.removeprefix("counting="), "a", encoding="utf-8") as log:
                 log.write("request\n")
-        sys.stdout.write(answer + "\n")
-        sys.stdout.flush()
+        out.write(answer.encode("ascii") + b"\n")
+        out.flush()
+        if how == "late-extra" and count == START + 2:
+            time.sleep(0.3)
+            out.write(answer.encode("ascii") + b"\n")
+            out.flush()
+    if how == "ignore-eof":
+        time.sleep(3600)
     return 0
 
 

@@ -233,6 +233,7 @@ CLAUSE_OF = {
     "lost-records": "CLI-STREAM",
     "unflushed": "CLI-STREAM",
     "plans-bad-records": "CLI-BAD-RECORD",
+    "goes-wrong-after-bad-record": "CLI-BAD-RECORD",
 }
 
 
@@ -243,6 +244,7 @@ def _serve(kind: str) -> int:
     # "unflushed" writes through its own large buffer, so PYTHONUNBUFFERED cannot flush it by accident
     out = open(sys.stdout.fileno(), "w", buffering=1 << 20, closefd=False, encoding="ascii") if kind == "unflushed" else sys.stdout
     n = 0
+    seen_bad = False
     for raw in sys.stdin.buffer:
         n += 1
         line = raw.rstrip(b"\r\n")
@@ -255,6 +257,10 @@ def _serve(kind: str) -> int:
         answer = _reference(request) if request is not None else {"diagnostic": "bad"}
         if kind == "plans-bad-records" and request_kind(request) is None:
             answer = {"plan": None}
+        if kind == "goes-wrong-after-bad-record":  # once it has met a bad record, it refuses everything
+            seen_bad = seen_bad or request_kind(request) is None
+            if seen_bad:
+                answer = {"diagnostic": "the stream is broken"}
         if kind == "lost-records" and n % 5 == 0:
             continue
         out.write(jsonio.dumps(answer) + "\n")
@@ -268,7 +274,7 @@ def _serve(kind: str) -> int:
 globals().update({name.replace("-", "_"): line for name, line in FAULTY.items()})
 
 
-STREAM_FAULTS = ("lost-records", "unflushed", "plans-bad-records", "crashes-on-bad-records")
+STREAM_FAULTS = ("lost-records", "unflushed", "plans-bad-records", "crashes-on-bad-records", "goes-wrong-after-bad-record")
 
 if __name__ == "__main__":
     sys.exit(_serve(sys.argv[1]))

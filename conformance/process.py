@@ -1,0 +1,286 @@
+"""An implementation under test run as a command, kept on a short leash.
+
+Whatever the command does, the kit's own process stays bounded and nothing of it outlives the kit:
+
+* it runs in a session of its own (its own process group), with a token in its environment
+  (``CODEMODE_IUT``) that its descendants inherit; :meth:`IUTProcess.kill` kills the group and then every
+  process still carrying the token, so a child that left the group (``setsid``, a daemon) or kept stdout
+  open goes too;
+* stdout is read by a thread into complete lines, each at most ``MAX_LINE_BYTES``: a longer line is
+  reported as :class:`Overlong` with its size and skipped as it arrives, never held; the lines waiting to
+  be read are bounded in bytes (the reader stops reading, so the command blocks on a full pipe);
+* stderr is drained by a thread that keeps only its last ``STDERR_KEEP`` bytes (a command that writes
+  gigabytes there costs nothing);
+* every process still running at exit is killed (``atexit``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import secrets
+import signal
+import subprocess
+import threading
+import time
+import weakref
+from collections import deque
+from dataclasses import dataclass
+
+#: the longest response line the kit reads (SPEC.md, Protocol): a js of 1 MiB written with \u escapes fits
+MAX_LINE_BYTES = 8 << 20
+#: bytes of complete lines the reader keeps waiting before it stops reading the command's stdout
+MAX_WAITING_BYTES = 64 << 20
+STDERR_KEEP = 16 << 10
+TOKEN_VARIABLE = "CODEMODE_IUT"
+
+
+class CannotStart(RuntimeError):
+    """The IUT cannot be started or does not answer at all (a usage problem, exit status 2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Overlong:
+    """A stdout line longer than ``MAX_LINE_BYTES`` (skipped, not kept)."""
+
+    size: int
+
+
+class _EOF:
+    pass
+
+
+EOF = _EOF()
+Line = bytes | Overlong | _EOF
+
+_LIVE: weakref.WeakSet[IUTProcess] = weakref.WeakSet()
+
+
+class _Lines:
+    """A queue of stdout lines, bounded in bytes: ``put`` waits while too much is unread."""
+
+    def __init__(self) -> None:
+        self._items: deque[Line] = deque()
+        self._bytes = 0
+        self._cond = threading.Condition()
+        self.closed = False
+
+    def put(self, item: Line) -> None:
+        size = len(item) if isinstance(item, bytes) else 0
+        with self._cond:
+            while self._bytes + size > MAX_WAITING_BYTES and self._items and not self.closed:
+                self._cond.wait(0.5)
+            self._items.append(item)
+            self._bytes += size
+            self._cond.notify_all()
+
+    def get(self, timeout: float | None) -> Line | None:
+        """The next line, or ``None`` if none came within ``timeout`` seconds (``0``: do not wait)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while not self._items:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return None
+                self._cond.wait(remaining)
+            item = self._items.popleft()
+            self._bytes -= len(item) if isinstance(item, bytes) else 0
+            self._cond.notify_all()
+            return item
+
+    def unget(self, item: Line) -> None:
+        with self._cond:
+            self._items.appendleft(item)
+            self._bytes += len(item) if isinstance(item, bytes) else 0
+
+    def close(self) -> None:
+        with self._cond:
+            self.closed = True
+            self._cond.notify_all()
+
+
+class IUTProcess:
+    """One run of ``command`` (with the shell) with its stdout as lines and the tail of its stderr."""
+
+    def __init__(self, command: str, *, cwd: str | None = None) -> None:
+        self.command = command
+        self.token = secrets.token_hex(12)
+        self.lines = _Lines()
+        self._stderr = bytearray()
+        self.stderr_total = 0
+        self._lock = threading.Lock()
+        env = dict(os.environ, **{TOKEN_VARIABLE: self.token})
+        try:
+            self.proc = subprocess.Popen(
+                command, shell=True, cwd=cwd, env=env, start_new_session=True,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            )
+        except OSError as err:
+            raise CannotStart(f"{command!r} could not be started: {err}") from err
+        _LIVE.add(self)
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        threading.Thread(target=self._read_stdout, args=(self.proc.stdout.fileno(),), daemon=True).start()
+        threading.Thread(target=self._read_stderr, args=(self.proc.stderr.fileno(),), daemon=True).start()
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    # -- reading ------------------------------------------------------------------------------------
+
+    def _read_stdout(self, fd: int) -> None:
+        buffer = bytearray()
+        skipping = 0  # > 0: the size so far of an overlong line being skipped
+        try:
+            while True:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    break
+                start = 0
+                while True:
+                    end = chunk.find(b"\n", start)
+                    if end < 0:
+                        rest = chunk[start:]
+                        if skipping:
+                            skipping += len(rest)
+                        elif len(buffer) + len(rest) > MAX_LINE_BYTES:
+                            skipping = len(buffer) + len(rest)
+                            buffer.clear()
+                        else:
+                            buffer += rest
+                        break
+                    piece = chunk[start:end]
+                    if skipping:
+                        self.lines.put(Overlong(skipping + len(piece) + 1))
+                        skipping = 0
+                    elif len(buffer) + len(piece) > MAX_LINE_BYTES:
+                        self.lines.put(Overlong(len(buffer) + len(piece) + 1))
+                        buffer.clear()
+                    else:
+                        buffer += piece
+                        self.lines.put(bytes(buffer))
+                        buffer.clear()
+                    start = end + 1
+        except OSError:
+            pass
+        if skipping:
+            self.lines.put(Overlong(skipping))
+        elif buffer:
+            self.lines.put(bytes(buffer))  # a last line without its newline
+        self.lines.put(EOF)
+
+    def _read_stderr(self, fd: int) -> None:
+        try:
+            while True:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    return
+                with self._lock:
+                    self.stderr_total += len(chunk)
+                    self._stderr += chunk
+                    if len(self._stderr) > 2 * STDERR_KEEP:
+                        del self._stderr[:-STDERR_KEEP]
+        except OSError:
+            return
+
+    def stderr_tail(self, limit: int = 4000) -> str:
+        with self._lock:
+            data = bytes(self._stderr[-min(limit, STDERR_KEEP):])
+            dropped = self.stderr_total - len(data)
+        text = data.decode("utf-8", "replace")
+        return f"[{dropped} earlier bytes not kept]\n{text}" if dropped > 0 and text else text
+
+    # -- writing ------------------------------------------------------------------------------------
+
+    def write(self, payload: bytes) -> threading.Thread:
+        """Write ``payload`` to stdin from a thread (a command that does not read cannot block the kit)."""
+
+        def run() -> None:
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.write(payload)
+                self.proc.stdin.flush()
+            except (OSError, ValueError):
+                pass  # it exited or closed stdin: the reader sees the rest
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        return thread
+
+    def close_stdin(self) -> None:
+        try:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+        except (OSError, ValueError):
+            pass
+
+    # -- ending -------------------------------------------------------------------------------------
+
+    def poll(self) -> int | None:
+        return self.proc.poll()
+
+    def wait(self, timeout: float) -> int | None:
+        """The exit status, or ``None`` if it is still running after ``timeout`` seconds."""
+        try:
+            return self.proc.wait(timeout=max(0.0, timeout))
+        except subprocess.TimeoutExpired:
+            return None
+
+    def kill(self) -> None:
+        """Kill the command, its process group and every process that carries its token."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        kill_token(self.token)
+        self.close_stdin()
+        self.wait(5)
+        self.lines.close()
+        for stream in (self.proc.stdout, self.proc.stderr):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+        _LIVE.discard(self)
+
+
+def processes_with_token(token: str) -> list[int]:
+    """Pids of the live processes whose environment carries ``CODEMODE_IUT=token`` (Linux ``/proc``)."""
+    needle = f"{TOKEN_VARIABLE}={token}".encode()
+    found = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                environ = f.read()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            found.append(int(entry))
+    return found
+
+
+def kill_token(token: str, rounds: int = 5) -> None:
+    """SIGKILL every process carrying ``token``, again until none is left (one may fork meanwhile)."""
+    for _ in range(rounds):
+        pids = [p for p in processes_with_token(token) if p != os.getpid()]
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.01)
+
+
+@atexit.register
+def _kill_all() -> None:
+    for proc in list(_LIVE):
+        proc.kill()

@@ -1,0 +1,225 @@
+"""Results of a certification: one :class:`CaseResult` per judged case, tallied per clause in a :class:`Run`.
+
+A run knows nothing of how cases are made or sent; it counts what the judges found: per clause the cases
+that exercised it, failed it and errored on it, the first failure and the minimal one, and per scored
+metric its hits per family. ``Run.status`` turns that into the clause's outcome.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.adapters import Errored
+from conformance.registry import Score, clause, registry, thresholds
+from reference import jsonio
+from reference.violations import Violation
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CaseResult:
+    """One judged case (of any kind): the clauses it exercised, what broke them, or why it errored;
+    ``scores`` are its contributions to the scored clauses."""
+
+    case: Any
+    exercised: tuple[str, ...]
+    violations: tuple[Violation, ...] = ()
+    errored: Errored | None = None
+    answer: dict[str, Any] | None = None
+    scores: tuple[Score, ...] = ()
+
+    @property
+    def outcome(self) -> str:
+        if self.errored is not None:
+            return "errored"
+        return "failed" if self.violations else "passed"
+
+
+@dataclass(slots=True)
+class ClauseTally:
+    cases: int = 0
+    failed: int = 0
+    errored: int = 0
+    first_failure: tuple[Any, Violation] | None = None
+    minimal: tuple[Any, Violation] | None = None
+    minimal_note: str = ""  # why the minimal case may not be minimal (its search ran out of time)
+    first_error: Any = None
+    failed_ids: list[str] = field(default_factory=list)  # every failing case's id, in the order seen
+
+
+@dataclass(slots=True)
+class ScoreTally:
+    """Counts of one scored metric, overall and per family."""
+
+    total: Counter[str] = field(default_factory=Counter)
+    ok: Counter[str] = field(default_factory=Counter)
+    first_miss: dict[str, Any] = field(default_factory=dict)
+
+    def rate(self, family: str | None = None) -> float | None:
+        total = sum(self.total.values()) if family is None else self.total[family]
+        ok = sum(self.ok.values()) if family is None else self.ok[family]
+        return ok / total if total else None
+
+
+def wilson_upper(hits: int, total: int, z: float = 1.96) -> float:
+    """The upper end of the Wilson score interval of a rate (95% by default); 1.0 with no cases."""
+    if total == 0:
+        return 1.0
+    p = hits / total
+    centre = p + z * z / (2 * total)
+    spread = z * ((p * (1 - p) + z * z / (4 * total)) / total) ** 0.5
+    return min(1.0, (centre + spread) / (1 + z * z / total))
+
+
+def wilson_lower(hits: int, total: int, z: float = 1.96) -> float:
+    return 1.0 - wilson_upper(total - hits, total, z) if total else 0.0
+
+
+#: the answer text kept per logged case (the JSON Lines report shows it)
+ANSWER_EXCERPT = 4000
+
+
+@dataclass(slots=True)
+class LogEntry:
+    case: Any
+    outcome: str  # passed, failed, errored, flaky
+    violations: tuple[Violation, ...]
+    answer: str | None  # the answer's JSON text, shortened (kept for cases that did not pass)
+
+
+@dataclass(slots=True)
+class Run:
+    """Everything a report needs."""
+
+    role: str
+    profile: Any  # conformance.search.Profile
+    seed: int
+    clauses: tuple[str, ...] = ()
+    tallies: dict[str, ClauseTally] = field(default_factory=dict)
+    scores: dict[str, ScoreTally] = field(default_factory=dict)
+    thresholds: dict[str, float] = field(default_factory=thresholds)
+    gating: dict[str, bool] = field(default_factory=dict)  # a clause reported but not failing the run
+    skipped: dict[str, str] = field(default_factory=dict)  # clause -> why it is not judged in this run
+    cases: int = 0
+    log: list[LogEntry] = field(default_factory=list)  # one entry per judged case, in order
+    replayed: int = 0  # corpus cases judged before exploring
+    #: cases judged differently on repeats (``--repeat``): (case, each repeat's result); not tallied
+    flaky: list[tuple[Any, list[Any]]] = field(default_factory=list)
+    #: why the run stopped before its profile's search was done (its time budget), or None
+    stopped: str | None = None
+    started: float = field(default_factory=time.time)
+    seconds: float = 0.0
+
+    def __post_init__(self) -> None:
+        for cid in self.clauses:
+            self.tallies.setdefault(cid, ClauseTally())
+
+    def record(self, result: CaseResult) -> None:
+        self.cases += 1
+        answer = None
+        if result.outcome != "passed" and result.answer is not None:
+            answer = _excerpt(result.answer)
+        self.log.append(LogEntry(result.case, result.outcome, tuple(result.violations), answer))
+        for score in result.scores:
+            tally_s = self.scores.setdefault(score.metric, ScoreTally())
+            tally_s.total[score.family] += 1
+            tally_s.ok[score.family] += score.ok
+            miss = not score.ok if self._bound(score.metric) == "at least" else score.ok
+            if miss and score.family not in tally_s.first_miss:
+                tally_s.first_miss[score.family] = (result.case, result.answer)
+        # a violated clause counts the case too, whatever the judge said it exercised
+        exercised = dict.fromkeys((*result.exercised, *(v.clause for v in result.violations)))
+        for cid in exercised:
+            tally = self.tallies.get(cid)
+            if tally is None:
+                continue
+            tally.cases += 1
+            if result.errored is not None:
+                tally.errored += 1
+                if tally.first_error is None:
+                    tally.first_error = result
+        seen: set[str] = set()
+        for v in result.violations:
+            tally = self.tallies.get(v.clause)
+            if tally is None:
+                continue
+            if v.clause not in seen:
+                tally.failed += 1
+                tally.failed_ids.append(result.case.id)
+                seen.add(v.clause)
+            if tally.first_failure is None:
+                tally.first_failure = (result.case, v)
+
+    @staticmethod
+    def _bound(metric: str) -> str:
+        for c in registry().values():
+            for m in c.metrics:
+                if m.name == metric:
+                    return m.bound
+        return "at least"
+
+    def metrics(self, cid: str) -> dict[str, tuple[float | None, float, bool]]:
+        """For a scored clause: metric -> (rate, threshold, meets it); a missing rate does not fail."""
+        out = {}
+        for m in clause(cid).metrics:
+            tally = self.scores.get(m.name, ScoreTally())
+            threshold = self.thresholds[m.key]
+            rate = tally.rate()
+            lower = m.bound == "at least"
+            meets = rate is None or (rate >= threshold if lower else rate <= threshold)
+            if m.per_family:
+                # a family is a few hundred cases, where one miss moves the rate by more than the margin
+                # between 0.995 and 1: it fails when it is credibly past the threshold (the far end of its
+                # 95% Wilson interval is), while the overall rate must meet it outright
+                for f in tally.total:
+                    bound = (wilson_upper if lower else wilson_lower)(tally.ok[f], tally.total[f])
+                    meets = meets and (bound >= threshold if lower else bound <= threshold)
+            out[m.name] = (rate, threshold, meets)
+        return out
+
+    def status(self, cid: str) -> str:
+        if cid in self.skipped:
+            return "skipped"
+        tally = self.tallies.get(cid)
+        if tally is None:
+            return "skipped"
+        if clause(cid).kind == "scored":
+            metrics = self.metrics(cid)
+            if not any(self.scores.get(m) and sum(self.scores[m].total.values()) for m in metrics):
+                return "errored" if tally.errored else "skipped"
+            return "passed" if all(meets for _, _, meets in metrics.values()) else "failed"
+        if tally.failed:
+            return "failed"
+        if tally.errored:
+            return "errored"
+        if tally.cases == 0:
+            return "skipped"
+        return "passed"
+
+
+def _excerpt(answer: Any) -> str:
+    try:
+        text = jsonio.dumps(answer)
+    except (TypeError, ValueError):
+        text = repr(answer)
+    return text[:ANSWER_EXCERPT]
+
+
+def merge(into: Run, other: Run) -> None:
+    """Add ``other``'s tallies (of clauses ``into`` judges) to ``into``."""
+    into.cases += other.cases
+    into.log += other.log
+    into.flaky += other.flaky
+    for cid, tally in other.tallies.items():
+        if cid not in into.tallies:
+            continue
+        mine = into.tallies[cid]
+        mine.cases += tally.cases
+        mine.failed += tally.failed
+        mine.errored += tally.errored
+        mine.failed_ids += tally.failed_ids
+        mine.first_failure = mine.first_failure or tally.first_failure
+        mine.minimal = mine.minimal or tally.minimal
+        mine.first_error = mine.first_error or tally.first_error
