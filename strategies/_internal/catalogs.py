@@ -222,6 +222,25 @@ def returns_extra_key(ch: Chooser, base: list[Any], i: int) -> Any:
     return base
 
 
+# what coverage of a certification of the reference showed no mutation above reached (make coverage-kit)
+@mutation("IN-REQUIRED")
+def required_not_string(ch: Chooser, base: list[Any], i: int) -> Any:
+    base[i]["required"] = [*base[i]["required"], ch.choice([1, None, ["a"], {"a": "b"}, True])]
+    return base
+
+
+@mutation("IN-RETURNS")
+def returns_not_object(ch: Chooser, base: list[Any], i: int) -> Any:
+    base[i]["returns"] = ch.choice(["array", None, ["text"], 1])
+    return base
+
+
+@mutation("IN-RETURNS")
+def properties_not_array(ch: Chooser, base: list[Any], i: int) -> Any:
+    base[i]["returns"] = {"kind": ch.choice(("object", "array")), "properties": ch.choice(["id", None, {"id": 1}, 3])}
+    return base
+
+
 @st.composite
 def invalid_catalogs(draw: st.DrawFn, *, clause: str | None = None) -> tuple[Any, str]:
     """``(raw_catalog, clause)``: a catalog as JSON that breaks exactly the named ``IN-*`` clause.

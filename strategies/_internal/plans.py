@@ -262,6 +262,31 @@ def inexact_number(ch: Chooser, raw: Any, plan: Plan, catalog: Catalog, tool: To
     return raw
 
 
+# what coverage of a certification of the reference showed no mutation above reached (make coverage-kit)
+@mutation("PL-SCHEMA")
+def args_not_object(ch: Chooser, raw: Any, plan: Plan, catalog: Catalog, tool: Tool) -> Any:
+    raw["calls"][0]["args"] = ch.choice(([], "args", None, 1))
+    return raw
+
+
+@mutation("PL-SCHEMA")
+def five_args(ch: Chooser, raw: Any, plan: Plan, catalog: Catalog, tool: Tool) -> Any:
+    raw["calls"][0]["args"] = {f"a{k}": "x" for k in range(5)}
+    return raw
+
+
+@mutation("PL-SCHEMA")
+def tool_not_string(ch: Chooser, raw: Any, plan: Plan, catalog: Catalog, tool: Tool) -> Any:
+    raw["calls"][0]["tool"] = ch.choice((None, 1, [plan.calls[0].tool], {"name": plan.calls[0].tool}))
+    return raw
+
+
+@mutation("PL-SCHEMA")
+def output_extra_key(ch: Chooser, raw: Any, plan: Plan, catalog: Catalog, tool: Tool) -> Any:
+    raw["output"][ch.choice(("sort", "Kind", "offset"))] = ch.choice(("id", 1, True))
+    return raw
+
+
 @st.composite
 def invalid_plans(draw: st.DrawFn, catalog: Catalog, *, clause: str | None = None) -> tuple[Any, str]:
     """``(raw_plan, clause)``: a plan as JSON that breaks the named ``PL-*`` clause for ``catalog``.

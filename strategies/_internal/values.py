@@ -106,6 +106,8 @@ EDGE_NUMBERS = (
     123456789.125,
     4503599627370495.5,
     -0.5,
+    0.0,  # written 0.0: a number whose JSON text has a fraction although it is an integer
+    100.0,
 )
 
 #: JSON number texts that are not exact JavaScript numbers (invalid in a plan or an instruction).
