@@ -144,35 +144,16 @@ def probe(command: str, case: StreamCase, *, timeout: float, cwd: str | None = N
     try:
         proc.write(b"".join(line + b"\n" for line in case.lines))
         n = len(case.lines)
-        got: list[bytes] = []
-        eof = withheld = False
-        overlong = None
-        while len(got) < n:
-            line = proc.lines.get(timeout)
-            if line is None:
-                withheld = True
-                break
-            if line is EOF:
-                eof = True
-                break
-            if isinstance(line, Overlong):
-                overlong = overlong or line
-                line = b""
-            got.append(line)  # type: ignore[arg-type]
+        # one line per request with stdin held open, each within the per-request limit; then, stdin closed,
+        # whatever else comes within one more limit
+        got, ended, overlong = _lines(proc, n, lambda: timeout)
+        withheld = len(got) < n and not ended
         proc.close_stdin()
         late: list[bytes] = []
         deadline = time.monotonic() + timeout
-        while not eof and time.monotonic() < deadline and len(late) <= n:
-            line = proc.lines.get(max(0.01, deadline - time.monotonic()))
-            if line is None:
-                break
-            if line is EOF:
-                eof = True
-                break
-            if isinstance(line, Overlong):
-                overlong = overlong or line
-                line = b""
-            late.append(line)  # type: ignore[arg-type]
+        if not ended:
+            late, ended, more = _lines(proc, n + 1, lambda: deadline - time.monotonic())
+            overlong = overlong or more
         status = proc.wait(max(0.1, deadline - time.monotonic()))
         stderr = proc.stderr_tail()
     finally:
@@ -183,6 +164,25 @@ def probe(command: str, case: StreamCase, *, timeout: float, cwd: str | None = N
     if overlong is not None and errored is None:
         errored = Errored(reason=f"answered a line of {overlong.size} bytes, over the limit of a response", stderr=stderr)
     return _result(obs, errored)
+
+
+def _lines(proc: IUTProcess, most: int, wait: Any) -> tuple[list[bytes], bool, Overlong | None]:
+    """Up to ``most`` stdout lines, each within ``wait()`` seconds: the lines (an overlong one counts as an
+    empty line), whether stdout ended, and the first overlong line."""
+    out: list[bytes] = []
+    overlong = None
+    while len(out) < most:
+        seconds = wait()
+        line = proc.lines.get(max(0.01, seconds)) if seconds > 0 else None
+        if line is None:
+            return out, False, overlong
+        if line is EOF:
+            return out, True, overlong
+        if isinstance(line, Overlong):
+            overlong = overlong or line
+            line = b""
+        out.append(line)  # type: ignore[arg-type]
+    return out, False, overlong
 
 
 def stream_errored(obs: StreamObservation) -> Errored | None:
