@@ -60,7 +60,10 @@ def parse_answer(line: str | bytes) -> Answer:
     line = line.removesuffix("\r")
     try:
         value = jsonio.loads(line)
-    except (ValueError, RecursionError) as err:
+    except RecursionError:
+        return Errored(reason="answered a line nested deeper than the kit's JSON reader follows (about a thousand"
+                       f" levels): {line[:200]!r}")
+    except ValueError as err:
         return Errored(reason=f"answered a line that is not JSON ({err}): {line[:200]!r}")
     if not isinstance(value, dict):
         return Errored(reason=f"answered {type(value).__name__} JSON, not an object: {line[:200]!r}")
@@ -70,13 +73,23 @@ def parse_answer(line: str | bytes) -> Answer:
 # --- subprocess ------------------------------------------------------------------------------------
 
 
+FENCE_TOOLS = [{"name": "codemode_fence", "arguments": {"nonce": "string"}, "required": ["nonce"],
+                "returns": {"kind": "text"}}]
+
+
+def fence_plan(nonce: str) -> dict[str, Any]:
+    return {"mode": "single", "calls": [{"tool": "codemode_fence", "args": {"nonce": nonce}}], "output": {"kind": "last"}}
+
+
 def _fence_request(kind: str, nonce: str) -> dict[str, Any]:
-    tools = [{"name": "codemode_fence", "arguments": {"nonce": "string"}, "required": ["nonce"],
-              "returns": {"kind": "text"}}]
     if kind == "plan":
-        return {"instruction": f'call codemode_fence with nonce "{nonce}"', "tools": tools}
-    plan = {"mode": "single", "calls": [{"tool": "codemode_fence", "args": {"nonce": nonce}}], "output": {"kind": "last"}}
-    return {"plan": plan, "tools": tools}
+        return {"instruction": f'call codemode_fence with nonce "{nonce}"', "tools": FENCE_TOOLS}
+    return {"plan": fence_plan(nonce), "tools": FENCE_TOOLS}
+
+
+#: whether a js is the compiled fence plan of a nonce (it calls codemode_fence with exactly that value):
+#: for a compiler whose js never spells its string values; set by a judge that can run js
+FenceCheck = Callable[[str, str], bool]
 
 
 class SubprocessAdapter:
@@ -84,12 +97,15 @@ class SubprocessAdapter:
     hangs or answers out of step.
 
     Every exchange ends with a *fence*: one more request, of the role's kind, carrying a fresh nonce in a
-    quoted value. Its answer is read like the others; when it holds the nonce, every line before it
-    answered its own request. When it does not (a planner that diagnoses it, a compiler that encodes its
-    strings), the adapter waits a moment for one line more: a line more means the command wrote more lines
-    than requests, so no answer of the exchange can be matched to its request and all are errored (the
-    run reports the stream fault). A line that comes later still is found before the next exchange is
-    written, and reported the same way."""
+    quoted value. Its answer is read like the others, and must be the fence's own: its text holds the
+    nonce, or (for a compiler whose js spells no string value) ``fence_check`` finds that its js calls
+    the fence's tool with exactly the nonce. Then every line before it answered its own request. An
+    answer that is not the fence's means the command wrote more or fewer lines than requests (or
+    answered the kit's own request wrongly): no answer of the exchange can be matched to its request, so
+    all are errored and the run reports the stream fault. A diagnostic to a planner's fence cannot be
+    told from another diagnostic; then the adapter waits a moment for a line more, which would mean more
+    lines than requests. A line that comes later still is found before the next exchange is written, and
+    reported the same way."""
 
     def __init__(self, command: str, *, timeout: float = 10.0, cwd: str | None = None, fence: str = "compile") -> None:
         self.command = command
@@ -103,6 +119,7 @@ class SubprocessAdapter:
         self._proc: IUTProcess | None = None
         self._fence_seconds = 0.0  # the slowest fence answer seen: how long a line more may take to come
         self._last: tuple[str, ...] = ()
+        self.fence_check: FenceCheck | None = None
 
     def _start(self) -> IUTProcess:
         proc = IUTProcess(self.command, cwd=self.cwd)
@@ -177,7 +194,8 @@ class SubprocessAdapter:
                 return self._fail(answers, len(lines), reason)
             if index == len(lines):
                 self._fence_seconds = max(self._fence_seconds, time.monotonic() - last)
-                if not (isinstance(item, bytes) and nonce.encode() in item):
+                verdict = self._fence_answer(item, nonce)
+                if verdict == "unsure":
                     extra = proc.lines.get(min(2.0, max(0.05, 3 * self._fence_seconds)))
                     if isinstance(extra, (bytes, Overlong)):
                         self._fault(lines, f"wrote more lines than requests (a line more: {_show(extra)})")
@@ -185,6 +203,12 @@ class SubprocessAdapter:
                                           f" exchange can be matched to its request (a line more: {_show(extra)})")
                     if isinstance(extra, _EOF):
                         proc.lines.unget(extra)
+                elif verdict != "fence":
+                    what = (f"answered the kit's closing request (a valid {self.fence} request for codemode_fence with"
+                            f" the value {nonce!r}) with {_show(item)}, which is not its answer")
+                    self._fault(lines, what + ": its answers were out of step with their requests")
+                    return self._fail([], len(lines), what + ", so no answer of this exchange can be trusted to"
+                                      " belong to its request")
                 break
             last = time.monotonic()
             if isinstance(item, Overlong):
@@ -197,6 +221,29 @@ class SubprocessAdapter:
                                   f" {len(lines)} requests")
             answers.append(parse_answer(item))
         return answers
+
+    def _fence_answer(self, item: object, nonce: str) -> str:
+        """``fence`` when ``item`` is the fence's own answer, ``unsure`` when it cannot be told (a
+        diagnostic to a planner's fence), ``other`` when it is not."""
+        if isinstance(item, bytes) and nonce.encode() in item:
+            return "fence"
+        answer = parse_answer(item) if isinstance(item, bytes) else None
+        if not isinstance(answer, dict):
+            return "other"
+        if self.fence == "plan":
+            if set(answer) == {"diagnostic"}:
+                return "unsure"
+            plan = answer.get("plan")
+            calls = plan.get("calls") if isinstance(plan, dict) else None
+            first = calls[0] if isinstance(calls, list) and calls else None
+            args = first.get("args") if isinstance(first, dict) else None
+            return "fence" if isinstance(args, dict) and args.get("nonce") == nonce else "other"
+        js = answer.get("js")
+        if set(answer) == {"js"} and isinstance(js, str):
+            if self.fence_check is None:  # nothing here can run js yet (the smoke stage): a line more tells
+                return "unsure"
+            return "fence" if self.fence_check(nonce, js) else "other"
+        return "other"
 
     def _fail(self, answers: list[Answer], total: int, reason: str) -> list[Answer]:
         stderr = self.stderr_tail()

@@ -333,11 +333,13 @@ def _certify(args: argparse.Namespace) -> int:
             problem = smoke(adapter, args.role)
             if problem is not None:
                 reason, stderr = problem
-                print(f"codemode certify: smoke test failed, so nothing was certified: {reason}.\n"
+                from conformance.report import shown
+
+                print(f"codemode certify: smoke test failed, so nothing was certified: {shown(reason)}.\n"
                       "The command did not answer a few trivial requests with one JSON object per line; check that it"
                       " starts, reads JSON Lines on stdin and flushes one answer per request.", file=sys.stderr)
                 if stderr.strip():
-                    print("its stderr:\n" + stderr.rstrip(), file=sys.stderr)
+                    print("its stderr:\n" + "\n".join(shown(line) for line in stderr.rstrip().split("\n")), file=sys.stderr)
                 return EXIT_USAGE
             progress = _progress_line() if sys.stderr.isatty() and not args.quiet else None
             profile = PROFILES[args.profile]
@@ -507,21 +509,23 @@ def _replay(adapter: Any, host: Any, args: argparse.Namespace, text: str) -> int
     except (ValueError, KeyError, TypeError) as err:
         print(f"codemode certify: --case is not a case: {err}", file=sys.stderr)
         return EXIT_USAGE
+    from conformance.report import shown
+
     (result,) = evaluate([case])
     print(f"case {case.id}: {result.outcome}")
     print(f"request: {case.request_line()}")
     if result.answer is not None:
         print(f"answer:  {jsonio.dumps(result.answer)[:2000]}")
     if result.errored is not None:
-        print(f"errored: {result.errored.reason}")
+        print(f"errored: {shown(result.errored.reason)}")
         if result.errored.stderr.strip():
-            print("stderr:\n" + result.errored.stderr.rstrip())
+            print("stderr:\n" + "\n".join(shown(line) for line in result.errored.stderr.rstrip().split("\n")))
     for v in result.violations:
-        print(f"{v.clause}: {v.message}")
+        print(f"{v.clause}: {shown(v.message)}")
         if v.expected is not None:
-            print(f"  expected: {v.expected}")
+            print(f"  expected: {shown(str(v.expected))}")
         if v.actual is not None:
-            print(f"  actual:   {v.actual}")
+            print(f"  actual:   {shown(str(v.actual))}")
     for score in result.scores:
         print(f"{score.clause} {score.metric} ({score.family}): {'yes' if score.ok else 'no'}")
     if result.outcome == "passed":
@@ -565,6 +569,8 @@ def _replay_corpus(args: argparse.Namespace) -> int:
             results = corpus.judge(entries, compile_judge=compile_judge, plan_judge=plan_judge)
     finally:
         adapter.close()
+    from conformance.report import shown
+
     for entry, result in zip(entries, results):
         verdict = corpus.outcome(result)
         counts[verdict] += 1
@@ -573,7 +579,7 @@ def _replay_corpus(args: argparse.Namespace) -> int:
             detail = "; ".join(f"{v.clause}: {v.message}" for v in result.violations)[:300]
         elif verdict == "ERRORED":
             detail = result.errored.reason
-        print(f"{verdict:<8} {entry.id} {entry.clause:<16} {entry.source}" + (f"  {detail}" if detail else ""))
+        print(f"{verdict:<8} {entry.id} {entry.clause:<16} {entry.source}" + (f"  {shown(detail)}" if detail else ""))
     if skipped:
         print(f"({len(skipped)} cases of other kinds skipped: role {args.role} answers {', '.join(kinds)} requests)")
     print(f"{counts['FIXED']} fixed, {counts['FAILED']} failed, {counts['ERRORED']} errored")
@@ -610,9 +616,11 @@ def _fuzz(args: argparse.Namespace) -> int:
     finally:
         adapter.close()
     if problem is not None:
-        print(f"codemode fuzz: smoke test failed, so no campaign was started: {problem[0]}", file=sys.stderr)
+        from conformance.report import shown
+
+        print(f"codemode fuzz: smoke test failed, so no campaign was started: {shown(problem[0])}", file=sys.stderr)
         if problem[1].strip():
-            print("its stderr:\n" + problem[1].rstrip(), file=sys.stderr)
+            print("its stderr:\n" + "\n".join(shown(line) for line in problem[1].rstrip().split("\n")), file=sys.stderr)
         return EXIT_USAGE
     print(f"codemode fuzz: {args.role} {target}, {args.minutes:g} minutes on {args.workers} workers,"
           f" example database {args.db or 'a directory in the campaign folder'}; Ctrl-C stops it cleanly", file=sys.stderr)

@@ -31,6 +31,19 @@ class CompilerJudge:
     def __init__(self, adapter: Adapter, host: V8Host) -> None:
         self.adapter = adapter
         self.host = host
+        if getattr(adapter, "fence_check", False) is None:
+            adapter.fence_check = self.is_fence  # type: ignore[attr-defined]
+
+    def is_fence(self, nonce: str, js: str) -> bool:
+        """Whether ``js`` runs the adapter's fence plan: it calls ``codemode_fence`` once with exactly
+        ``{"nonce": nonce}`` (for a compiler whose js never spells a string value as written)."""
+        from conformance.adapters import FENCE_TOOLS, fence_plan
+        from strategies import Behaviour
+
+        case = CompileCase(tools=FENCE_TOOLS, plan=fence_plan(nonce), behaviours=(Behaviour(kind="resolve", value=None),))
+        run = self.host.run_alone(expect(case, js).spec)
+        invocations = run.get("invocations", ())
+        return len(invocations) == 1 and invocations[0]["call"] == 0 and bool(invocations[0]["argsOk"])
 
     def evaluate(self, cases: Sequence[CompileCase], *, purity: bool = True, confirm: bool = True) -> list[CaseResult]:
         """Judge ``cases`` as one batch. A case that fails in the shared V8 context is judged again

@@ -357,7 +357,7 @@ def status_line(merged: dict[str, Any], started: float) -> str:
 
 
 def summary(merged: dict[str, Any], *, target: str, role: str) -> str:
-    from conformance.report import kit_command
+    from conformance.report import kit_command, shown
 
     lines = [
         f"campaign {'interrupted' if merged['interrupted'] else 'finished'} after {merged['seconds']:.0f}s:"
@@ -367,10 +367,10 @@ def summary(merged: dict[str, Any], *, target: str, role: str) -> str:
         "cases per clause: " + ", ".join(f"{c} {n}" for c, n in sorted(merged["clauses"].items())),
     ]
     for reg in merged["regressions"]:
-        lines.append(f"  {reg['bucket']}: {reg['message'][:160]}")
+        lines.append(f"  {reg['bucket']}: {shown(reg['message'][:160])}")
         lines.append(f"    {'minimized' if reg['minimized'] else 'as found'}, case {reg['case']} -> {reg['file']}")
         lines.append(f"    replay: {kit_command()} replay {shlex.quote(reg['file'])} --role {role} {target}")
     for error in merged["errors"]:
-        lines.append(f"  a worker stopped early: {error}")
+        lines.append(f"  a worker stopped early: {shown(error)}")
     lines.append(f"campaign files: {merged['campaign']}")
     return "\n".join(lines)

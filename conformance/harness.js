@@ -58,10 +58,15 @@
   const mapGet = Map.prototype.get;
   const mapSet = Map.prototype.set;
   const mapHas = Map.prototype.has;
+  const mapDelete = Map.prototype.delete;
   const SetCtor = Set;
   const setAdd = Set.prototype.add;
   const setHas = Set.prototype.has;
   const ErrorCtor = Error;
+  const TypeErrorCtor = TypeError;
+  const AtomicsObject = Atomics;
+  const realWaitAsync = Atomics.waitAsync;
+  const toPrimitive = Symbol.toPrimitive;
   const AsyncFunction = getPrototypeOf(async function () {}).constructor;
   const ObjectPrototype = Object.prototype;
   const ErrorPrototype = Error.prototype;
@@ -442,6 +447,36 @@
     }
   }
 
+  // Does reading the argument as a real tool does (each of the call's arg names through an ordinary
+  // [[Get]]) give the plan's values? null when it does, else a description of the first difference. On
+  // an object whose own data properties argsMatch has seen this changes nothing, but a Proxy's get trap
+  // runs here (as in any real tool) and may answer something else; whatever it does is caught.
+  function readsDiffer(actual, call) {
+    const keys = call.argKeys;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
+      let got;
+      try {
+        got = actual[key];
+      } catch (e) {
+        return describe(actual) + " whose " + quoteText(key, KEY_TEXT) + " reads as " + threw(e);
+      }
+      if (got !== call.args[key]) {  // numbers: 0 === -0, as argsMatch compares them
+        return describe(actual) + " whose " + quoteText(key, KEY_TEXT) + " reads as " + describe(got);
+      }
+    }
+    return null;
+  }
+
+  // The argument of a call, read again when the call settles (a real tool reads its arguments while it
+  // runs, and a body may change what it passed): null when it still holds the plan's args, else its
+  // description.
+  function argsNow(actual, call) {
+    if (!argsMatchSafely(actual, call)) return describe(actual) + " by the time the call settled";
+    const wrong = readsDiffer(actual, call);
+    return wrong === null ? null : wrong + " by the time the call settled";
+  }
+
   // What the tool's rows were when handed out (a body may change them later): for each row, the row
   // itself and the own data value of each field.
   function rowsTable(value, fields) {
@@ -541,17 +576,29 @@
       }
       for (let k = 0; k < queue.length && index < 0; k++) if (!used[queue[k]]) index = queue[k];
       if (index >= 0) used[index] = true;
+      const wrong = argsOk ? readsDiffer(arg, calls[index]) : null;
+      if (wrong !== null) argsOk = false;
+      let inv = null;
       if (c.invocations.length < INVOCATION_LIMIT) {
-        const inv = rec();
+        inv = rec();
         inv.call = index;
         inv.tool = name;
         inv.argc = argc;
         inv.argsOk = argsOk;
-        inv.args = argsOk ? null : describe(arg);
+        inv.args = argsOk ? null : wrong !== null ? wrong : describe(arg);
         add(c.invocations, inv);
       } else {
         c.dropped++;
       }
+      // at the settle event of an asynchronous call: are the args still the plan's?
+      const reread = () => {
+        if (inv === null || !inv.argsOk || c.batch.sealed) return;
+        const now = argsNow(arg, calls[index]);
+        if (now !== null) {
+          inv.argsOk = false;
+          inv.args = now;
+        }
+      };
       event(c, ["start", index, c.inSync]);
       if (index < 0) { event(c, ["settle", index]); return undefined; }
       const b = calls[index].behaviour;
@@ -570,6 +617,7 @@
           return (async () => {
             for (let t = 0; t < b.delay; t++) await null;
             c.values[index] = b.value;
+            reread();
             event(c, ["settle", index]);
             return b.value;
           })();
@@ -578,6 +626,7 @@
             for (let t = 0; t < b.delay; t++) await null;
             const reason = makeFailure(b.failure);
             c.reasons[index] = reason;
+            reread();
             event(c, ["settle", index]);
             throw reason;
           })();
@@ -682,6 +731,7 @@
     if (want.shape) {
       if (!inherits(error, ErrorPrototype)) return "error";
       const message = inheritedData(error, "message");
+      if (message.getter) return "error-message-accessor";  // never called: a getter is code of the body's
       return typeof message.value === "string" && message.value.length > 0 ? null : "error-message";
     }
     return "error";
@@ -775,6 +825,8 @@
     obs.result = null;
     if (c.dropped > 0) obs.dropped = c.dropped;
     if (c.watch !== null) obs.harness = "observing the function's promise threw " + c.watch;
+    if (c.batch.alone && clock.scheduled > 0) obs.timers = clock.scheduled;
+    if (c.batch.alone && clock.capped) obs.timersPending = clock.live;
     if (c.done === "rejected") {
       obs.result = rec();
       obs.result.text = describe(c.result);
@@ -1025,6 +1077,242 @@
     }
   }
 
+  // ---- virtual time ----------------------------------------------------------------------------------
+
+  // Timers never wait in real time and never run outside the harness's control. The harness replaces
+  // setTimeout, setInterval, clearTimeout and clearInterval (mini-racer's own setTimeout waits in real
+  // time, through Atomics.waitAsync, and fires whenever its event loop gets to it) and wraps
+  // Atomics.waitAsync, before the baseline of the built-ins is taken, so a body that replaces them is
+  // impure. A timer is a record on the batch's clock; after the microtask queue has drained, the worker
+  // calls `fire` once per eval, which runs the timer due first (by due time, then by when it was set) at
+  // that virtual time, and the microtasks it queued drain before the next; until none is pending or
+  // TIMER_CAP firings (per batch: a case alone has its own) have run. "Never settles" is then judged
+  // with virtual time run out: every finite timer has fired, and a never-settling tool still has not
+  // settled. Delays follow Node: a delay that is not a number from 1 to 2^31-1 is 1 ms.
+  const TIMER_CAP = 1000;
+  const TIMEOUT_MAX = 2147483647;
+  let timerIds = 0;  // ids of setTimeout and setInterval, unique in the context
+
+  function newClock() {
+    const k = rec();
+    k.now = 0;              // virtual milliseconds since the batch started
+    k.seq = 0;              // order of setting, for timers due at the same time
+    k.heap = list();        // pending timers (cancelled ones are skipped when they come up)
+    k.byId = new MapCtor(); // id -> timer, for clearTimeout and clearInterval
+    k.live = 0;             // timers pending
+    k.scheduled = 0;        // timers set (an interval once)
+    k.fired = 0;            // firings (an interval's each)
+    k.capped = false;       // TIMER_CAP reached with timers pending
+    return k;
+  }
+
+  let clock = newClock();  // the batch's (replaced when a batch starts: what is left of the last one never fires)
+
+  function earlier(a, b) {
+    return a.due < b.due || (a.due === b.due && a.seq < b.seq);
+  }
+
+  function heapPush(heap, t) {
+    let i = heap.length;
+    heap[i] = t;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!earlier(heap[i], heap[parent])) break;
+      const x = heap[parent];
+      heap[parent] = heap[i];
+      heap[i] = x;
+      i = parent;
+    }
+  }
+
+  function heapPop(heap) {
+    const top = heap[0];
+    const last = heap[heap.length - 1];
+    heap.length -= 1;
+    const n = heap.length;
+    if (n === 0) return top;
+    heap[0] = last;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < n && earlier(heap[l], heap[m])) m = l;
+      if (r < n && earlier(heap[r], heap[m])) m = r;
+      if (m === i) break;
+      const x = heap[m];
+      heap[m] = heap[i];
+      heap[i] = x;
+      i = m;
+    }
+    return top;
+  }
+
+  // A timer due `delay` virtual ms from now, calling `callback` with `args` (every `delay` ms if `repeat`).
+  function schedule(callback, args, delay, repeat) {
+    const k = clock;
+    const t = rec();
+    t.clock = k;
+    t.id = 0;
+    t.callback = callback;
+    t.args = args;
+    t.repeat = repeat ? delay : 0;
+    t.due = k.now + delay;
+    t.seq = k.seq++;
+    t.live = true;
+    heapPush(k.heap, t);
+    k.live++;
+    k.scheduled++;
+    return t;
+  }
+
+  function cancel(t) {
+    if (!t.live) return;
+    t.live = false;
+    t.clock.live--;
+    if (t.id !== 0) apply(mapDelete, t.clock.byId, [t.id]);
+  }
+
+  function startTimer(callback, delay, argv, repeat) {
+    if (typeof callback !== "function") {
+      throw new TypeErrorCtor("The \"callback\" argument must be of type function");
+    }
+    const args = list();
+    for (let i = 2; i < argv.length; i++) add(args, argv[i]);
+    let after = +delay;  // ToNumber, as Node's `after *= 1`: a body's valueOf runs here, in its own call
+    if (!(after >= 1 && after <= TIMEOUT_MAX)) after = 1;
+    const t = schedule(callback, args, after, repeat);
+    t.id = ++timerIds;
+    apply(mapSet, clock.byId, [t.id, t]);
+    return t.id;
+  }
+
+  function stopTimer(id) {
+    if (typeof id !== "number" && typeof id !== "string") return;
+    const key = +id;  // a primitive: no code runs
+    if (apply(mapHas, clock.byId, [key])) cancel(apply(mapGet, clock.byId, [key]));
+  }
+
+  // A promise whose `then` looks nothing up (see watch): own `constructor` undefined.
+  const RESOLVED = new PromiseCtor((resolve) => { resolve(undefined); });
+  defineProperty(RESOLVED, "constructor", { __proto__: null, value: undefined });
+
+  const TIMER_FUNCTIONS = {
+    __proto__: null,
+    setTimeout(callback, delay) {
+      return startTimer(callback, delay, arguments, false);
+    },
+    setInterval(callback, delay) {
+      return startTimer(callback, delay, arguments, true);
+    },
+    clearTimeout(id) {
+      stopTimer(id);
+    },
+    clearInterval(id) {
+      stopTimer(id);
+    },
+    // Node and browsers have it, mini-racer does not; a microtask is no timer (it drains with the rest)
+    queueMicrotask(callback) {
+      if (typeof callback !== "function") {
+        throw new TypeErrorCtor("The \"callback\" argument must be of type function");
+      }
+      apply(then, RESOLVED, [() => { apply(callback, undefined, []); }]);
+    },
+  };
+
+  // Atomics.waitAsync as the engine has it, except that a finite positive timeout is a virtual timer:
+  // the real function validates the arguments and compares the value (its synchronous "not-equal" and,
+  // for a timeout of 0, "timed-out" stand), and waits for Atomics.notify with no timeout of its own;
+  // the promise handed back settles with the engine's "ok" when notified, or with "timed-out" when the
+  // virtual timer fires first. (A waiter that timed out so stays in the engine's list: a later notify
+  // counts it among those it woke.)
+  const WAIT_ASYNC = {
+    __proto__: null,
+    waitAsync(typedArray, index, value, timeout) {
+      let virtual = -1;
+      const probe = create(null);
+      // called by the engine for ToNumber(timeout), in its place among the argument conversions
+      probe[toPrimitive] = () => {
+        const q = +timeout;
+        if (q !== q || q === Infinity) return q;  // no timeout: waits until notified
+        if (q <= 0) return 0;
+        virtual = q;
+        return Infinity;
+      };
+      const result = apply(realWaitAsync, AtomicsObject, [typedArray, index, value, probe]);
+      if (virtual < 0 || ownData(result, "async") !== true) return result;
+      const engine = ownData(result, "value");
+      let settle;
+      let settled = false;
+      const promise = new PromiseCtor((resolve) => { settle = resolve; });
+      const timer = schedule(() => {
+        if (settled) return;
+        settled = true;
+        settle("timed-out");
+      }, list(), virtual, false);
+      defineProperty(engine, "constructor", { __proto__: null, value: undefined });
+      apply(then, engine, [(outcome) => {
+        if (settled) return;
+        settled = true;
+        cancel(timer);
+        settle(outcome);
+      }]);
+      defineProperty(result, "value", { __proto__: null, value: promise, writable: true, enumerable: true, configurable: true });
+      return result;
+    },
+  }.waitAsync;
+
+  function installTimers() {
+    const names = ownKeys(TIMER_FUNCTIONS);
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i];
+      const fn = TIMER_FUNCTIONS[name];
+      if (hasOwn(global, name)) {
+        defineProperty(global, name, { __proto__: null, value: fn });  // mini-racer's: a var, not configurable
+      } else {
+        defineProperty(global, name, { __proto__: null, value: fn, writable: true, enumerable: true, configurable: true });
+      }
+    }
+    if (typeof realWaitAsync === "function") {
+      defineProperty(AtomicsObject, "waitAsync", { __proto__: null, value: WAIT_ASYNC });
+    }
+  }
+
+  // Fire the timer due first, at its due time; the microtasks it queued run when this eval ends.
+  // "fired", "idle" (no timer pending) or "cap" (TIMER_CAP firings ran, and timers are still pending).
+  function fire(t) {
+    check(t);
+    if (current === null) throw new ErrorCtor("no batch in flight");
+    const k = clock;
+    if (k.live === 0) return "idle";
+    if (k.fired >= TIMER_CAP) {
+      k.capped = true;
+      return "cap";
+    }
+    let timer = heapPop(k.heap);
+    while (!timer.live) timer = heapPop(k.heap);
+    if (timer.due > k.now) k.now = timer.due;
+    k.fired++;
+    if (timer.repeat > 0) {
+      timer.due = k.now + timer.repeat;
+      timer.seq = k.seq++;
+      heapPush(k.heap, timer);
+    } else {
+      cancel(timer);
+    }
+    try {
+      apply(timer.callback, undefined, timer.args);
+    } catch (e) {
+      // an exception a timer's callback did not catch: the next timers still fire (as in a browser)
+    }
+    return "fired";
+  }
+
+  // Must the worker fire timers before the harness reads (collect) or compares (recheck)?
+  function timersPending() {
+    return clock.live > 0 && !clock.capped;
+  }
+
   // ---- batches ---------------------------------------------------------------------------------------
 
   // taken before the first body runs: at the first run of a shared context (whatever its purity, so that
@@ -1048,6 +1336,7 @@
     }
     if (purity && baseline === null) throw new ErrorCtor("no clean baseline: bodies ran in this context before it");
     const specs = harden(parse(batchText));
+    clock = newClock();
     const batch = rec();
     batch.cases = list();
     batch.purity = purity === true;
@@ -1064,10 +1353,12 @@
 
   // What happened, as JSON text: one observation per case, and every change any of them made to a
   // global or a built-in. The built-ins are compared before any result is read, and again after.
+  // "timers" instead, reading nothing, while timers are pending: the worker fires them first.
   function collect(t) {
     check(t);
     const batch = current;
     if (batch === null) throw new ErrorCtor("no batch in flight");
+    if (timersPending()) return "timers";
     batch.sealed = true;
     if (batch.purity) compare(baseline, batch.found, batch.changes);
     const observations = list();
@@ -1077,15 +1368,17 @@
     const out = rec();
     out.observations = observations;
     out.purity = batch.changes;
+    if (clock.capped) out.timerCap = true;
     return serialize(out);
   }
 
-  // Changes not reported by collect, made by code that ran after it (microtasks its reads queued), as
-  // a JSON array; ends the batch.
+  // Changes not reported by collect, made by code that ran after it (microtasks its reads queued, and
+  // timers they set, which the worker fires first: "timers"), as a JSON array; ends the batch.
   function recheck(t) {
     check(t);
     const batch = current;
     if (batch === null || !batch.purity) throw new ErrorCtor("no batch to recheck");
+    if (timersPending()) return "timers";
     current = null;
     const late = list();
     compare(baseline, batch.found, late);
@@ -1093,11 +1386,13 @@
   }
 
   for (let i = 0; i < ROOTS.length; i++) if (!isObject(ROOTS[i])) throw new ErrorCtor("a root is missing");
+  installTimers();  // before any baseline: the harness's timers are built-ins like any other
   api = freeze({
     __proto__: null,
     run: freeze((t, text, purity, alone) => run(t, text, purity, alone)),
     collect: freeze((t) => collect(t)),
     recheck: freeze((t) => recheck(t)),
+    fire: freeze((t) => fire(t)),
     raw: rawString,
   });
   defineProperty(global, "__codemode", {

@@ -11,7 +11,12 @@ Whatever the command does, the kit's own process stays bounded and nothing of it
   be read are bounded in bytes (the reader stops reading, so the command blocks on a full pipe);
 * stderr is drained by a thread that keeps only its last ``STDERR_KEEP`` bytes (a command that writes
   gigabytes there costs nothing);
-* every process still running at exit is killed (``atexit``).
+* once it has started a command, the kit's process is a *child subreaper* (Linux
+  ``PR_SET_CHILD_SUBREAPER``): a descendant whose parent exits is re-parented to the kit, not to init,
+  so even one that cleared its environment and left every session of the implementation's is still the
+  kit's to find. At exit the kit kills every such orphan (a child it did not start whose session is
+  not the kit's own: the kit's own helpers, and whatever else the host program started, keep theirs),
+  and every command it started (``atexit``).
 """
 
 from __future__ import annotations
@@ -118,6 +123,8 @@ class IUTProcess:
         except OSError as err:
             raise CannotStart(f"{command!r} could not be started: {err}") from err
         _LIVE.add(self)
+        _STARTED.add(self.proc.pid)
+        _adopt_orphans()
         assert self.proc.stdout is not None and self.proc.stderr is not None
         threading.Thread(target=self._read_stdout, args=(self.proc.stdout.fileno(),), daemon=True).start()
         threading.Thread(target=self._read_stderr, args=(self.proc.stderr.fileno(),), daemon=True).start()
@@ -280,7 +287,83 @@ def kill_token(token: str, rounds: int = 5) -> None:
         time.sleep(0.01)
 
 
+_STARTED: set[int] = set()  # pids of the commands started from this process (not orphans)
+
+
+def _become_subreaper() -> bool:
+    """Make this process the reaper of its orphaned descendants (Linux; elsewhere a no-op)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        return False
+
+
+_REAPER: list[bool] = []  # whether this process became a subreaper, once it tried
+
+
+def _adopt_orphans() -> None:
+    if not _REAPER:
+        _REAPER.append(_become_subreaper())
+
+
+def orphans() -> list[int]:
+    """This process's children that it did not start itself, in a session not its own: descendants of
+    a command whose parent exited, re-parented here (see the module docstring)."""
+    me = os.getpid()
+    session = os.getsid(0)
+    found = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
+                stat = f.read()
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        pid = int(entry)
+        # the kit's own helpers (its V8 worker) are children it started too, though not as commands
+        if (int(fields[1]) == me and int(fields[3]) != session and pid not in _STARTED
+                and b"conformance.v8worker" not in cmdline):
+            found.append(pid)
+    return found
+
+
+def kill_orphans(rounds: int = 5) -> None:
+    """SIGKILL every orphan re-parented to this process (and what it started meanwhile), and reap them."""
+    for _ in range(rounds):
+        pids = orphans()
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.killpg(pid, signal.SIGKILL)  # an orphan that made its own session leads its group
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        for pid in pids:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+        time.sleep(0.01)
+
+
 @atexit.register
 def _kill_all() -> None:
     for proc in list(_LIVE):
         proc.kill()
+    if _REAPER and _REAPER[0]:
+        kill_orphans()

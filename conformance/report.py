@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import shlex
 import sys
 import time
@@ -262,7 +263,7 @@ def text_report(report: dict[str, Any]) -> str:
     for r in report["clauses"]:
         miss = next((m.get("example_miss") for m in r.get("metrics", {}).values() if isinstance(m, dict) and not m.get("meets", True) and m.get("example_miss")), None)
         if r["status"] == "failed" and miss:
-            lines += ["", f"{r['clause']} misses its threshold; one miss, family {miss['family']}:",
+            lines += ["", f"{r['clause']} misses its threshold; one miss, family {shown(miss['family'])}:",
                       f"  request: {miss['request']}", f"  expected: {jsonio.dumps(miss['expected'])[:400]}",
                       f"  answer:   {jsonio.dumps(miss['answer'])[:400]}"]
         if r["status"] == "failed" and "counterexample" in r:
@@ -270,7 +271,7 @@ def text_report(report: dict[str, Any]) -> str:
             lines += [
                 "",
                 f"{r['clause']} failed on {r['failed']} of {r['cases']} cases: {r['summary']}",
-                f"  {cx['message']}",
+                f"  {shown(cx['message'])}",
                 f"  {'minimal' if cx.get('minimal') else 'first failing'} request: {cx['request']}",
                 f"  replay: {cx['replay']}",
             ]
@@ -278,9 +279,10 @@ def text_report(report: dict[str, Any]) -> str:
                 lines.append(f"  ({cx['note']})")
         elif r["status"] == "errored" and "error" in r:
             err = r["error"]
-            lines += ["", f"{r['clause']} errored on {r['errored']} cases: {err['reason']}", f"  request: {err['request']}"]
+            lines += ["", f"{r['clause']} errored on {r['errored']} cases: {shown(err['reason'])}", f"  request: {err['request']}"]
             if err["stderr"].strip():
-                lines.append("  stderr: " + err["stderr"].strip().replace("\n", "\n          ")[-800:])
+                tail = err["stderr"].strip()[-800:].split("\n")
+                lines.append("  stderr: " + "\n          ".join(shown(line) for line in tail))
     for flaky in report.get("flaky", [])[:10]:
         lines += ["", f"FLAKY case {flaky['case_id']}: outcomes {', '.join(flaky['outcomes'])} over"
                   f" {report['repeat']} repeats ({', '.join(flaky['clauses']) or 'no clause named'})",
@@ -377,9 +379,9 @@ def markdown_report(report: dict[str, Any], verdict: Any = None) -> str:
             cx = r["counterexample"]
             lines += ["", f"### {r['clause']} failed{tag} ({r['failed']} of {r['cases']} cases)", "", f"> {_md(r['rule'])}", "",
                       _md(cx["message"]), "", "Minimal request:" if cx.get("minimal") else "First failing request:", "",
-                      "```json", cx["request"], "```", "", "Replay:", "", "```sh", cx["replay"], "```"]
+                      *_fenced(cx["request"], "json"), "", "Replay:", "", *_fenced(cx["replay"], "sh")]
         elif r["status"] == "errored" and "error" in r:
-            lines += ["", f"### {r['clause']} errored{tag}", "", _md(r["error"]["reason"]), "", "```json", r["error"]["request"], "```"]
+            lines += ["", f"### {r['clause']} errored{tag}", "", _md(r["error"]["reason"]), "", *_fenced(r["error"]["request"], "json")]
     if report.get("stopped"):
         lines += ["", f"**Stopped early:** {report['stopped']} ({report['budget_seconds']:g}s); the verdicts judge the"
                   " cases run so far."]
@@ -392,5 +394,29 @@ def _link(record: dict[str, Any]) -> str:
     return f"[{record['clause']}]({spec})" if spec.startswith(("http://", "https://")) else record["clause"]
 
 
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def shown(text: str) -> str:
+    """``text`` from an implementation, safe to print: every control character (line breaks, escape
+    sequences, bidirectional overrides) and lone surrogate as a visible escape, so what an implementation
+    wrote can neither move the terminal's cursor nor forge a line of the report."""
+    return _CONTROLS.sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
 def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Text for a Markdown table cell or paragraph: escaped controls, no HTML, no table break."""
+    return shown(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+
+
+def _fenced(text: str, lang: str) -> list[str]:
+    """A Markdown code block holding ``text``, with a fence longer than any run of backticks in it."""
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence + lang, shown(text), fence]
+

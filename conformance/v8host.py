@@ -31,6 +31,15 @@ legal code such as assigning ``o.toString`` on a plain object throw.)
 Inside the worker: a hard memory limit on every context; results are collected by a second ``eval``
 with a timeout, never by waiting on a promise; a context that timed out or ran out of memory is closed
 and replaced; data crosses as ASCII JSON text only (lone surrogates as ``\\u`` escapes).
+
+Time is virtual: the harness installs its own ``setTimeout``, ``setInterval``, ``clearTimeout``,
+``clearInterval`` and ``Atomics.waitAsync`` (a finite timeout is a virtual timer) before any body runs,
+and once the microtask queue has drained the worker fires the pending timers, in order of due time, one
+per eval, until none is pending or the cap (1,000 firings per batch, and per case run alone) is reached:
+"never settles" and "stays pending" are judged with every finite timer fired, and purity after them. A
+batch that reaches the cap with timers pending is judged alone, case by case. An observation of a case
+run alone says how many timers its body set (``timers``, when any) and, when the cap stopped the firing,
+how many were still pending (``timersPending``); see ``harness.js``.
 """
 
 from __future__ import annotations
@@ -118,7 +127,7 @@ class V8Host:
             header["fresh"] = self._fresh
             self._fresh = False
             self._shared = True  # from here on the worker holds it (it drops it on a failure)
-        evals = 3 if purity else 2
+        evals = 4 if purity else 3  # run, collect, recheck, and the firing of timers (one budget)
         try:
             status, body = self._worker.exchange(header, specs, evals * seconds + self.limits.grace_seconds)
         except _Failed as failed:
@@ -133,8 +142,8 @@ class V8Host:
 
     def run_batch(self, specs: Sequence[dict[str, Any]], *, purity: bool = True) -> list[dict[str, Any]]:
         """Observations for ``specs`` run together in the shared context. When the batch wedges,
-        exhausts memory or changes a global or built-in, every case is run alone instead (``alone``
-        set). Without ``purity`` no comparison is made: only failures (judged alone) can then be
+        exhausts memory, changes a global or built-in, or reaches the cap on timer firings with timers
+        still pending, every case is run alone instead (``alone`` set). Without ``purity`` no comparison is made: only failures (judged alone) can then be
         trusted, which is all a search for a known failure needs."""
         runnable = [i for i, s in enumerate(specs) if len(s["js"]) <= MAX_JS_CHARS]
         out: list[dict[str, Any]] = [_too_large(s) for s in specs]
@@ -143,7 +152,7 @@ class V8Host:
         batch = [specs[i] for i in runnable]
         reply = self._request("batch", _json(batch), purity, self.limits.batch_seconds)
         collected = self._collected(reply, len(batch))
-        if collected is None or collected["purity"]:
+        if collected is None or collected["purity"] or collected.get("timerCap"):
             self._lose_shared()
             self._fresh = self._worker is not None
             for i in runnable:

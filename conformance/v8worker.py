@@ -17,7 +17,12 @@ collect text.
 ``batch`` runs in one long-lived context (whose baseline of the built-ins the harness takes at its first
 batch), replaced after any failure and when ``fresh`` asks for it; ``alone`` runs in a fresh context,
 closed afterwards. A request is up to three evals (run, collect, and with purity recheck), each with
-``seconds``.
+``seconds``, and, only when bodies set timers, the evals that fire them: collect (or recheck) answers
+``"timers"`` instead while virtual timers are pending, and the worker then calls the harness's ``fire``
+once per eval (one timer each, so that the microtasks it queued drain before the next fires, as in
+Node) until it answers ``"idle"`` or ``"cap"``, and asks again. The firing evals of a request share one
+budget of ``seconds`` of JS time: past it the request is a timeout, like a loop in any other eval. A
+batch without timers costs no eval more.
 
 The worker exits when stdin reaches EOF, and when its parent is gone even while V8 is busy (a thread
 watches the parent pid), so it never outlives the kit.
@@ -165,13 +170,34 @@ class Worker:
         start = f'"use strict"; __codemode.run({ctx.token}, __codemode.raw`{safe}`, {flags});'
         ctx.racer.eval(start, timeout_sec=seconds)
         ctx.baselined = ctx.baselined or purity or not alone  # (the harness's rule)
-        text = ctx.racer.eval(f'"use strict"; __codemode.collect({ctx.token});', timeout_sec=seconds)
+        budget = _Budget(seconds)
+        text = self._read(ctx, "collect", seconds, budget)
         late: list[str] = []
         if purity:
-            late = json.loads(ctx.racer.eval(f'"use strict"; __codemode.recheck({ctx.token});', timeout_sec=seconds))
+            late = json.loads(self._read(ctx, "recheck", seconds, budget))
         if not isinstance(text, str) or not text.isascii():
             raise TypeError("collect answered something other than ASCII text")
         return {"status": "ok", "late": late}, text
+
+    def _read(self, ctx: _Context, op: str, seconds: float, budget: _Budget) -> Any:
+        """The harness's ``collect`` or ``recheck``, after firing the timers it says are pending."""
+        call = f'"use strict"; __codemode.{op}({ctx.token});'
+        fire = f'"use strict"; __codemode.fire({ctx.token});'
+        while True:
+            answer = ctx.racer.eval(call, timeout_sec=seconds)
+            if answer != "timers":
+                return answer
+            while True:
+                left = budget.left()
+                if left <= 0:
+                    raise self._exc.JSTimeoutException()
+                start = time.monotonic()
+                try:
+                    fired = ctx.racer.eval(fire, timeout_sec=left)
+                finally:
+                    budget.spend(time.monotonic() - start)
+                if fired != "fired":
+                    break
 
     def _failure(self, ctx: _Context | None, err: BaseException) -> dict[str, Any]:
         if isinstance(err, (KeyboardInterrupt, SystemExit)):
@@ -189,6 +215,19 @@ class Worker:
         if self._batch is not None:
             self._batch.close()
             self._batch = None
+
+
+class _Budget:
+    """Seconds of JS time left to the timer-firing evals of one request."""
+
+    def __init__(self, seconds: float) -> None:
+        self._left = seconds
+
+    def left(self) -> float:
+        return self._left
+
+    def spend(self, seconds: float) -> None:
+        self._left -= seconds
 
 
 class _Context:

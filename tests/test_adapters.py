@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import resource
+import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -12,8 +14,11 @@ import time
 import pytest
 
 from conformance.adapters import Errored, PythonAdapter, SubprocessAdapter
+from conformance.engine import CompilerJudge
 from conformance.process import IUTProcess, processes_with_token
-from tests.conftest import python_module_command
+from conformance.v8host import V8Host
+from reference import jsonio
+from tests.conftest import ROOT, python_module_command
 from tests.faulty.broken import START
 
 GOOD = {
@@ -24,7 +29,11 @@ PAST_START = START - 1  # requests answered well before the misbehaviour (the fe
 
 
 def _adapter(how: str, timeout: float = 3.0) -> SubprocessAdapter:
-    return SubprocessAdapter(python_module_command("tests.faulty.broken", how), timeout=timeout)
+    adapter = SubprocessAdapter(python_module_command("tests.faulty.broken", how), timeout=timeout)
+    # what a compiler judge gives it (see CompilerJudge.is_fence), cheaper: the broken compilers answer
+    # with the reference's js, which spells every string value as JSON text
+    adapter.fence_check = lambda nonce, js: jsonio.dumps(nonce) in js
+    return adapter
 
 
 def _warm(adapter: SubprocessAdapter) -> None:
@@ -66,11 +75,11 @@ def test_hang_is_a_timeout_and_its_process_is_gone() -> None:
 def test_garbage_lines_are_errored_alone(how: str) -> None:
     adapter = _adapter(how)
     _warm(adapter)
-    answers = adapter.exchange([GOOD] * 12)
+    answers = adapter.exchange([GOOD] * 13)  # its closing request (the 22nd) is answered well
     adapter.close()
-    assert len(answers) == 12
+    assert len(answers) == 13
     bad = [a for a in answers if isinstance(a, Errored)]
-    assert bad and len(bad) < 12 and all("not" in a.reason for a in bad)
+    assert bad and len(bad) < 13 and all("not" in a.reason for a in bad)
 
 
 @pytest.mark.parametrize("how", ["extra-line", "two-lines"])
@@ -79,8 +88,9 @@ def test_an_extra_line_errors_the_whole_exchange_and_is_a_stream_fault(how: str)
     _warm(adapter)
     answers = adapter.exchange([GOOD] * 20)
     adapter.close()
-    assert all(isinstance(a, Errored) and "more lines than requests" in a.reason for a in answers)
-    assert adapter.faults and "more lines than requests" in adapter.faults[0][1]
+    # the line read as the answer to the kit's closing request is an answer to another request
+    assert all(isinstance(a, Errored) and "closing request" in a.reason for a in answers)
+    assert adapter.faults and "out of step" in adapter.faults[0][1]
 
 
 def test_a_line_written_late_is_found_before_the_next_exchange() -> None:
@@ -95,14 +105,40 @@ def test_a_line_written_late_is_found_before_the_next_exchange() -> None:
     assert adapter.faults and "line after the last answer" in adapter.faults[0][1]
 
 
-def test_the_fence_of_an_implementation_that_hides_its_strings_waits_for_a_line_more() -> None:
-    # an implementation whose js never spells its string values: the fence's nonce is not found, so the
-    # adapter waits a moment for a line more, and an honest implementation has none to give
-    command = python_module_command("tests.faulty.broken", "none") + " | sed -u 's/codemode_fence/c_f/g; s/\"f[0-9a-f]\\{16\\}\"/\"hidden\"/g'"
-    adapter = SubprocessAdapter(command, timeout=3.0)
-    answers = adapter.exchange([GOOD] * 5)
+def test_the_fence_of_a_compiler_that_spells_no_string_is_recognized_by_running_its_js() -> None:
+    # the outside compiler writes every string as UTF-16 code units: its js never holds the fence's value
+    if shutil.which("node") is None:
+        pytest.skip("Node.js is not installed")
+    adapter = SubprocessAdapter(f"node {ROOT / 'tests' / 'outside' / 'compiler_combinators.mjs'}", timeout=5.0)
+    with V8Host() as host:
+        CompilerJudge(adapter, host)  # gives the adapter its fence check
+        answers = adapter.exchange([GOOD] * 5)
     adapter.close()
-    assert all(isinstance(a, dict) for a in answers) and adapter.faults == []
+    assert all(isinstance(a, dict) and "js" in a for a in answers) and adapter.faults == []
+
+
+def test_answers_out_of_step_with_as_many_lines_as_requests_are_errored() -> None:
+    # one request answered twice, the fence never: the count is right, the answers are not theirs
+    adapter = _adapter("shift")
+    _warm(adapter)
+    answers = adapter.exchange([GOOD] * 6)
+    adapter.close()
+    assert all(isinstance(a, Errored) for a in answers), answers
+    assert adapter.faults and "not its answer" in adapter.faults[0][1]
+
+
+@pytest.mark.parametrize("answer", ["this is not JSON", '{"diagnostic": "no"}', '{"js": "return 1;"}'])
+def test_a_wrong_answer_to_the_fence_errors_the_exchange(answer: str) -> None:
+    script = ("import sys\nfrom reference.cli import compile_line\n"
+              "for line in sys.stdin:\n"
+              f"    out = {answer!r} if 'codemode_fence' in line else compile_line(line)\n"
+              "    print(out, flush=True)\n")
+    adapter = SubprocessAdapter(f"{sys.executable} -c {shlex.quote(script)}", timeout=5.0)
+    with V8Host() as host:
+        CompilerJudge(adapter, host)
+        answers = adapter.exchange([GOOD] * 3)
+    adapter.close()
+    assert all(isinstance(a, Errored) and "closing request" in a.reason for a in answers), answers
 
 
 def test_an_implementation_that_closes_stdout_and_keeps_running_is_errored() -> None:

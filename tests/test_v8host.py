@@ -17,7 +17,7 @@ import pytest
 
 from conformance.cases import CompileCase, expect
 from conformance.v8host import Limits, V8Host
-from strategies import Behaviour
+from strategies import Behaviour, Failure
 
 TOOLS = [{"name": "t", "arguments": {"s": "string"}, "required": [], "returns": {"kind": "text"}}]
 PLAN = {"mode": "single", "calls": [{"tool": "t", "args": {"s": "\ud800</script>"}}], "output": {"kind": "last"}}
@@ -625,3 +625,238 @@ def test_a_forked_child_starts_its_own_worker() -> None:
         _, status = os.waitpid(child, 0)
         assert os.waitstatus_to_exitcode(status) == 0
         assert alive(parents) and host.run_alone(spec(GOOD))["done"] == "resolved"
+
+
+# --- virtual time: timers fire, in the worker, before "never settles" is judged -----------------------
+
+SEQ_PLAN = {
+    "mode": "sequential",
+    "calls": [{"tool": "t", "args": {"s": "a"}}, {"tool": "t", "args": {"s": "b"}}],
+    "output": {"kind": "all"},
+}
+NEVER_THEN_RESOLVE = (Behaviour(kind="never"), Behaviour(kind="resolve", value=1))
+
+
+def seq_case(js: str, behaviours: tuple[Behaviour, ...] = NEVER_THEN_RESOLVE) -> tuple[CompileCase, Any]:
+    case = CompileCase(tools=TOOLS, plan=SEQ_PLAN, behaviours=behaviours)
+    return case, expect(case, js)
+
+
+def clauses(item: tuple[CompileCase, Any], run: dict[str, Any]) -> set[str]:
+    """The clauses the JS checks report for one run."""
+    from conformance.bench import judge_js
+
+    return {v.clause for v in judge_js(item, run).violations}
+
+
+WAITS = {
+    "setTimeout": "new Promise((r) => setTimeout(r, 30))",
+    "setInterval": "new Promise((r) => { const i = setInterval(() => { clearInterval(i); r(); }, 30); })",
+    "Atomics.waitAsync": "Atomics.waitAsync(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 30).value",
+    "mini-racer's timer manager": "new Promise((r) => __timer_manager.setTimeout(r, 30))",
+}
+
+
+@pytest.mark.parametrize("wait", WAITS.values(), ids=list(WAITS))
+def test_a_timer_cannot_start_the_next_call_after_one_that_never_settles(host: V8Host, wait: str) -> None:
+    item = seq_case(f"const p = tools.t({{ s: 'a' }}); await Promise.race([p, {wait}]);"
+                    "return [await tools.t({ s: 'b' })];")
+    (obs,) = timed(host.run_batch, [item[1].spec])
+    assert ["start", 1, False] in obs["events"] and obs["done"] == "resolved"
+    assert {"JS-SEQUENTIAL", "JS-AWAIT"} <= clauses(item, obs)
+
+
+def test_a_timer_cannot_settle_the_function_while_a_call_never_settles(host: V8Host) -> None:
+    obs = one(host, "tools.t({ s: '\\ud800</script>' }); await new Promise((r) => setTimeout(r, 1e6));"
+              "return { ok: true, value: 1 };", Behaviour(kind="never"))
+    assert obs["done"] == "resolved"
+    assert [e[0] for e in obs["events"]] == ["start", "done"]
+
+
+def test_a_never_settling_call_still_never_settles_with_time_run_out(host: V8Host) -> None:
+    obs = host.run_alone(spec("setTimeout(() => {}, 2 ** 31 - 1); setInterval(() => {}, 1e9);" + GOOD,
+                              Behaviour(kind="never")))
+    assert obs["done"] is None and [e[0] for e in obs["events"]] == ["start"]
+    assert obs["timers"] == 2 and obs["timersPending"] == 1  # the interval, after 999 more firings
+
+
+def test_a_tamper_in_a_timer_is_impure(host: V8Host) -> None:
+    obs = one(host, "setTimeout(() => { Array.prototype.evil = 1; }, 30);" + GOOD)
+    assert obs["alone"] and obs["done"] == "resolved" and obs["timers"] == 1
+    assert obs["purity"] == ['Array.prototype: property "evil" added']
+
+
+def test_a_timer_set_while_the_result_is_read_fires_before_the_recheck(host: V8Host) -> None:
+    obs = one(host, CALL + "return new Proxy({ ok: true, value: v }, { ownKeys(t) {"
+              "  setTimeout(() => { globalThis.late = 1; }, 50); return Reflect.ownKeys(t); } });")
+    assert obs["purity"] == ['globalThis: property "late" added']
+
+
+def test_timers_left_by_a_batch_never_fire_in_the_next(host: V8Host) -> None:
+    # without purity nothing fires timers a trap set while the result was read: they must die with the batch
+    host.run_batch([spec(CALL + "return new Proxy({ ok: true, value: v }, { ownKeys(t) {"
+                         "  setTimeout(() => { globalThis.stale = 1; }, 10); return Reflect.ownKeys(t); } });")],
+                   purity=False)
+    time.sleep(0.1)
+    obs = host.run_batch([spec(GOOD)])
+    assert not obs[0].get("alone") and obs[0]["result"]["record"]["why"] is None
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["globalThis.setTimeout = () => 0", "setInterval.x = 1", "delete globalThis.clearInterval",
+     "Atomics.waitAsync = () => ({ async: false, value: 'ok' })", "globalThis.clearTimeout = clearInterval"],
+)
+def test_replacing_the_timers_is_impure(host: V8Host, change: str) -> None:
+    obs = one(host, change + ";" + GOOD)
+    assert obs["alone"] and obs["purity"], obs
+
+
+def test_a_timer_that_loops_is_a_time_limit(host: V8Host) -> None:
+    obs = one(host, "setTimeout(() => { for (;;) {} }, 5);" + GOOD)
+    assert obs["limit"] == "ran past the JS time limit of 1s"
+
+
+def test_many_slow_timers_share_one_time_limit(host: V8Host) -> None:
+    obs = one(host, "for (let i = 0; i < 40; i++) setTimeout(() => { const t = Date.now(); while (Date.now() - t < 100); }, i);"
+              + GOOD)
+    assert obs["limit"] == "ran past the JS time limit of 1s"
+
+
+def test_an_endless_interval_stops_at_the_cap_with_a_fact(host: V8Host) -> None:
+    obs = one(host, "let n = 0; setInterval(() => { n++; }, 1);" + CALL + "return { ok: true, value: v, n };")
+    assert obs["alone"] and obs["done"] == "resolved" and obs["result"]["record"]["why"] is None
+    assert obs["timers"] == 1 and obs["timersPending"] == 1
+
+
+def test_a_batch_with_timers_is_judged_in_the_batch(host: V8Host) -> None:
+    obs = host.run_batch([spec("await new Promise((r) => setTimeout(r, 5));" + GOOD), spec(GOOD)])
+    assert not any(o.get("alone") for o in obs) and all(o["result"]["record"]["why"] is None for o in obs)
+    assert host.run_alone(spec("await new Promise((r) => setTimeout(r, 5));" + GOOD))["timers"] == 1
+    assert "timers" not in host.run_alone(spec(GOOD))
+
+
+def test_timers_fire_by_due_time_then_by_setting_with_microtasks_between(host: V8Host) -> None:
+    body = (
+        "const log = [];"
+        "setTimeout(() => log.push('c'), 20);"
+        "setTimeout(() => { log.push('a'); Promise.resolve().then(() => log.push('m')); }, 10);"
+        "setTimeout(() => log.push('b'), 10);"
+        "clearTimeout(setTimeout(() => log.push('cleared'), 5));"
+        "setTimeout((x, y) => log.push(x + y), 15, 'd', 'e');"
+        "setTimeout(() => log.push('z'), -5); setTimeout(() => log.push('huge'), 2 ** 40);"  # both 1 ms, as in Node
+        "queueMicrotask(() => log.push('q'));"
+        "await new Promise((r) => setTimeout(r, 50));"
+        + CALL + "return { ok: true, value: log.join() };"
+    )
+    assert one(host, body)["result"]["record"]["text"] == '{"ok":true,"value":"q,z,huge,a,m,b,de,c"}'
+
+
+def test_wait_async_keeps_its_synchronous_outcomes_and_notify(host: V8Host) -> None:
+    body = (
+        "const ia = new Int32Array(new SharedArrayBuffer(8));"
+        "const a = Atomics.waitAsync(ia, 0, 1, 10), b = Atomics.waitAsync(ia, 0, 0, 0);"
+        "const c = Atomics.waitAsync(ia, 0, 0, 1e6), d = Atomics.waitAsync(ia, 1, 0, 10);"
+        "const woken = Atomics.notify(ia, 0);"
+        "const out = [a.async, a.value, b.async, b.value, c.async, woken, await c.value, await d.value];"
+        "let e; try { Atomics.waitAsync(new Int32Array(4), 0, 0, 10); } catch (x) { e = x.constructor.name; }"
+        + CALL + "return { ok: true, value: out.concat(e, Atomics.waitAsync.length, Atomics.waitAsync.name).join() };"
+    )
+    text = one(host, body)["result"]["record"]["text"]
+    assert text == '{"ok":true,"value":"false,not-equal,false,timed-out,true,1,ok,timed-out,TypeError,4,waitAsync"}'
+
+
+EVAL_COUNT = textwrap.dedent(
+    """
+    import json, sys
+    from conformance import v8worker
+    from conformance.cases import CompileCase, expect
+    from strategies import Behaviour
+    worker = v8worker.Worker()
+    real = worker._racer.eval
+    count = [0]
+    def counting(self, *args, **kwargs):
+        count[0] += 1
+        return real(self, *args, **kwargs)
+    worker._racer.eval = counting
+    tools = [{"name": "t", "arguments": {}, "required": [], "returns": {"kind": "text"}}]
+    plan = {"mode": "single", "calls": [{"tool": "t", "args": {}}], "output": {"kind": "last"}}
+    case = CompileCase(tools=tools, plan=plan, behaviours=(Behaviour(kind="resolve", value=1),))
+    counts = []
+    for js in sys.argv[1:]:
+        specs = json.dumps([expect(case, js).spec] * 3)
+        for op in ("batch", "alone"):
+            request = {"op": op, "purity": True, "seconds": 5, "memory": 64 << 20}
+            if op == "batch":
+                worker.handle(request, specs)  # the shared context and its baseline exist from here on
+            count[0] = 0
+            reply, _ = worker.handle(request, specs)
+            assert reply["status"] == "ok", reply
+            counts.append(count[0])
+    print(json.dumps(counts))
+    """
+)
+
+
+def test_a_batch_without_timers_costs_no_eval_more() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", EVAL_COUNT, "return await tools.t({});",
+         "await new Promise((r) => setTimeout(r, 5)); return await tools.t({});"],
+        capture_output=True, text=True, timeout=60, check=True,
+    )
+    plain_batch, plain_alone, timed_batch, timed_alone = json.loads(out.stdout)
+    # batch: run, collect, recheck; alone: a fresh context (mini-racer's own setup, the harness), the same three
+    assert (plain_batch, plain_alone) == (3, 5)
+    # with timers: collect says "timers", three firings (one per case), "idle", collect again
+    assert (timed_batch, timed_alone) == (3 + 5, 5 + 5)
+
+
+# --- arguments: read as a real tool reads them, at the call and when it settles ------------------------
+
+
+def test_a_proxy_argument_is_read_as_a_tool_reads_it(host: V8Host) -> None:
+    obs = one(host, "const v = await tools.t(new Proxy({ s: '\\ud800</script>' }, { get: () => 'WRONG' }));"
+              "return { ok: true, value: v };")
+    (inv,) = obs["invocations"]
+    assert inv["call"] == 0 and inv["argsOk"] is False
+    assert inv["args"] == '{"s":"\\ud800</script>"} whose "s" reads as "WRONG"'
+    thrown = one(host, "const v = await tools.t(new Proxy({ s: '\\ud800</script>' }, { get() { throw 7; } }));"
+                 "return { ok: true, value: v };")
+    assert thrown["invocations"][0]["argsOk"] is False
+    assert thrown["invocations"][0]["args"].endswith('whose "s" reads as [reading it threw: 7]')
+
+
+@pytest.mark.parametrize("kind", ["resolve", "reject"])
+def test_an_argument_changed_before_the_call_settles_is_wrong(host: V8Host, kind: str) -> None:
+    behaviour = Behaviour(kind=kind, value=1, delay=2, failure=None if kind == "resolve" else Failure(message="no"))
+    changed = one(host, "const a = { s: '\\ud800</script>' }; const p = tools.t(a); a.s = 'changed';"
+                  "try { await p; } catch (e) {} return 1;", behaviour)
+    (inv,) = changed["invocations"]
+    assert inv["argsOk"] is False and inv["args"] == '{"s":"changed"} by the time the call settled'
+    later = one(host, "const a = { s: '\\ud800</script>' }; try { await tools.t(a); } catch (e) {} a.s = 'changed';"
+                "return 1;", behaviour)
+    assert later["invocations"][0]["argsOk"] is True
+
+
+def test_a_proxy_that_changes_its_answer_after_the_call_is_wrong(host: V8Host) -> None:
+    body = ("let n = 0; const v = await tools.t(new Proxy({ s: '\\ud800</script>' },"
+            "  { get: (t, k) => (n++ ? 'WRONG' : t[k]) })); return { ok: true, value: v };")
+    (inv,) = one(host, body, Behaviour(kind="resolve", value=1))["invocations"]
+    assert inv["argsOk"] is False and inv["args"].endswith('reads as "WRONG" by the time the call settled')
+
+
+# --- shape errors ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        "new (class extends Error { get message() { globalThis.ran = 1; return 'bad'; } })()",
+        "Object.defineProperty(new Error('bad'), 'message', { get() { globalThis.ran = 1; return 'bad'; } })",
+    ],
+)
+def test_a_message_accessor_is_its_own_why_and_never_called(host: V8Host, error: str) -> None:
+    body = f"await tools.t({{}}); return {{ ok: false, error: {error} }};"
+    (obs,) = timed(host.run_batch, [rows_spec(body, Behaviour(kind="resolve", value={"not": "rows"}))])
+    assert not obs.get("alone")  # the getter never ran: the batch stayed pure
+    assert obs["result"]["record"]["why"] == "error-message-accessor"

@@ -229,6 +229,7 @@ _WHY = {
     "value": "its value is not the tool's fulfilment value itself",
     "error": "its error is not {error_kind}",
     "error-message": "its error has an empty message",
+    "error-message-accessor": "its error's message is an accessor, not a data property holding a non-empty string",
     "rows-not-array": "its value is not an array of rows",
     "rows-length": "it holds the wrong number of rows (limit {limit}, {rows} rows returned by the tool)",
     "rows-order": "its rows are not the tool's first rows, in order",
@@ -476,8 +477,15 @@ def js_record(obs: Obs) -> Iterator[Violation]:
     yield from _record_violations("JS-RECORD", obs)
 
 
+def _resolved(obs: Obs) -> bool:
+    """The function resolved (or the case errored: what it would have exercised counts): only then is
+    there a result for the record clauses to judge. A body that rejects or stays pending is JS-FORM's, and
+    is not counted as a pass of the clauses of a result it never gave."""
+    return obs.run is None or obs.run.get("done") == "resolved"
+
+
 def _settles(obs: Obs, output: str) -> bool:
-    return _has(obs) and not _exp(obs).pending and _exp(obs).output == output
+    return _has(obs) and not _exp(obs).pending and _exp(obs).output == output and _resolved(obs)
 
 
 @FAMILY.clause("JS-ALL", applies=lambda obs: _settles(obs, "all"), summary="`all` gives every record in call order")
@@ -496,7 +504,8 @@ def js_last(obs: Obs) -> Iterator[Violation]:
 
 def _shaped(obs: Obs) -> bool:
     exp = obs.exp
-    return exp is not None and exp.shaped and not exp.pending and exp.behaviours[0].kind in ("resolve", "return")
+    return (exp is not None and exp.shaped and not exp.pending and exp.behaviours[0].kind in ("resolve", "return")
+            and _resolved(obs))
 
 
 def _projects(obs: Obs) -> bool:

@@ -34,10 +34,23 @@ HOWS = {
     "huge-line": "answers every 10th request after START with a 20 MB line",
     "child": "starts a child that keeps stdout open for an hour, then answers correctly",
     "daemon": "starts a child in a session of its own that keeps stdout open, then answers correctly",
+    "env-clean-daemon": "starts a child in a session of its own with an empty environment and no stdio, then answers",
     "close-stdout": "closes its stdout at request START + 1 and keeps running",
     "ignore-eof": "answers correctly but keeps running after stdin closes",
     "late-extra": "answers correctly, then, 0.3 s after answer START + 2, writes one line more",
+    "shift": "after START, answers one request twice and leaves the kit's closing request unanswered, so that"
+             " every batch has as many lines as requests but they are out of step",
 }
+
+
+def _spawn_clean_daemon() -> None:
+    """A process that left everything of the implementation's behind: its session, its environment (the
+    kit's token with it) and its stdio; only its command line carries the test's mark."""
+    mark = os.environ.get("CODEMODE_HOSTILE_MARK", "none")
+    code = "import time; time.sleep(300)"
+    subprocess.Popen(["env", "-i", sys.executable, "-c", code, f"codemode-orphan-{mark}"],
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                     start_new_session=True)
 
 
 def _spawn_child(daemon: bool) -> None:
@@ -55,6 +68,8 @@ def main(how: str) -> int:
         return 2
     if how in ("child", "daemon"):
         _spawn_child(how == "daemon")
+    if how == "env-clean-daemon":
+        _spawn_clean_daemon()
     out = sys.stdout.buffer
     count = 0
     for raw in sys.stdin.buffer:
@@ -91,6 +106,11 @@ def main(how: str) -> int:
             out.close()
             os.close(1)
             time.sleep(3600)
+        if how == "shift" and late:
+            if b"codemode_fence" in raw:
+                continue  # never answers the kit's closing request...
+            if count % 5 == 0:
+                answer += "\n" + answer  # ...and answers another one twice
         if how.startswith("counting="):  # a good compiler that logs one line per request to a file
             with open(how.removeprefix("counting="), "a", encoding="utf-8") as log:
                 log.write("request\n")

@@ -16,7 +16,8 @@ from reference.compiler import compile_plan
 from reference.plan import Plan
 from reference.protocol import serve
 
-#: name -> (clause the kit must fail, the body; ``{js}`` stands for the reference compiler's js)
+#: name -> (the clause the kit must fail, or clauses one of which it must, the body; ``{js}`` stands for
+#: the reference compiler's js)
 BODIES: dict[str, tuple[str, str]] = {
     "loop-before-await": ("JS-FORM", "while (true) {}"),
     "loop-after-await": ("JS-FORM", "await null; for (;;) {}"),
@@ -28,6 +29,9 @@ BODIES: dict[str, tuple[str, str]] = {
     "never-settles": ("JS-FORM", "await new Promise(() => {}); {js}"),
     "throw-surrogate": ("JS-FORM", 'throw new Error("\\ud800 lone surrogate");'),
     "throw-number": ("JS-FORM", "throw 5;"),
+    # a message that would clear the terminal and forge rows of the report if it were printed as written
+    "forged-report": ("JS-FORM", 'throw new Error("\\x00\\x07\\x1b[2J\\x1b[H\\x1b[32mall clauses passed\\x1b[0m\\r\\n'
+                      'JS-PURE         passed       99       0        0 <!-- |");'),
     "throw-null": ("JS-FORM", "throw null;"),
     "throw-proxy": ("JS-FORM", "throw new Proxy({}, {get() { throw 1; }, getPrototypeOf() { throw 2; },"
                     " ownKeys() { throw 3; }, getOwnPropertyDescriptor() { throw 4; }});"),
@@ -49,9 +53,13 @@ BODIES: dict[str, tuple[str, str]] = {
     "has-instance": ("JS-PURE", "Object.defineProperty(Error, Symbol.hasInstance, {value: () => true}); {js}"),
     "index-setter": ("JS-PURE", "Object.defineProperty(Array.prototype, '0', {set(v) {}, configurable: true}); {js}"),
     "species": ("JS-PURE", "Promise.prototype.constructor = function () { throw 1; }; {js}"),
+    # changes made later, by a timer (time is virtual: every timer fires before the kit judges)
+    "timer-tamper": ("JS-PURE", "setTimeout(() => { Array.prototype.sneaky = 1; }, 20); {js}"),
+    "wait-async-tamper": ("JS-PURE", "Atomics.waitAsync(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20)"
+                          ".value.then(() => { globalThis.leaked = 1; }); {js}"),
     # a Proxy result whose traps throw whenever the harness reads it (but not when the engine resolves the
     # function's promise with it: then the function rejects, which is JS-FORM's)
-    "proxy-result": ("JS-RECORD", "await (async () => { {js} })(); return new Proxy({}, {get(t, k) { if (k === 'then')"
+    "proxy-result": ("JS-RECORD JS-ALL", "await (async () => { {js} })(); return new Proxy({}, {get(t, k) { if (k === 'then')"
                      " return undefined; throw 1; }, getPrototypeOf() { throw 2; }, ownKeys() { throw 3; },"
                      " getOwnPropertyDescriptor() { throw 4; }, has() { throw 5; }});"),
     "proxy-rejects": ("JS-FORM", "return new Proxy({}, {get() { throw 1; }});"),
