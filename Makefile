@@ -40,7 +40,7 @@ bench: $(STAMP)
 	$(BIN)/codemode bench plan --contended
 	$(BIN)/codemode bench fuzz
 
-## Rebuild the shipped weights of the reference model (fixed seed, CPU, under 15 minutes on 2 cores).
+## Rebuild the shipped weights of the reference model (fixed seed, CPU, under 30 minutes on 2 cores).
 train: $(STAMP)
 	$(BIN)/codemode train --out reference/weights/tiny_codemode.pt
 

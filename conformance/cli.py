@@ -47,8 +47,13 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--eval", type=int, default=4000, help="held-out seeds to evaluate on afterwards")
     train.add_argument("--eval-only", action="store_true", help="evaluate the weights at --out without training")
-    train.add_argument("--corpus", type=Path, default=Path("corpora/heldout/planner.jsonl"),
-                       help="a hand-written corpus to evaluate on too (default corpora/heldout/planner.jsonl)")
+    train.add_argument("--corpus", type=Path, action="append", default=None, metavar="FILE",
+                       help="a hand-written corpus to evaluate on too (repeatable; default: the two independent"
+                            " corpora that ship with the kit, corpora/heldout/ and corpora/people/)")
+    train.add_argument("--hold-out", action="append", default=[], metavar="AXIS=FORM",
+                       help="leave every instruction phrased with this form out of the training data and report"
+                            " accuracy on it (repeatable; e.g. arg=bare-back, tool=paren; see `codemode train"
+                            " --hold-out help`)")
 
     cert = sub.add_parser("certify", help="certify an implementation against SPEC.md")
     target = cert.add_mutually_exclusive_group(required=True)
@@ -86,6 +91,11 @@ def _parser() -> argparse.ArgumentParser:
     cert.add_argument("--corpora", type=Path, default=None, metavar="DIR",
                       help="replay DIR/curated and DIR/regressions first (default: ./corpora, else the kit's)")
     cert.add_argument("--no-corpora", action="store_true", help="generate cases only; replay no corpus")
+    cert.add_argument("--english", type=Path, action="append", default=None, metavar="FILE",
+                      help="a hand-written planner corpus to measure the planner on, beside the verdicts (repeatable;"
+                           " default: the independent corpora shipped with the kit)")
+    cert.add_argument("--no-english", action="store_true",
+                      help="measure no hand-written corpus (planner and pipeline roles measure them by default)")
     cert.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for each answer (default 10)")
     cert.add_argument("--js-timeout", type=float, default=2.0, metavar="S",
                       help="the JS time limit of one case run alone (default 2; a batch of cases has 5 times as long)")
@@ -195,29 +205,52 @@ def _train(args: argparse.Namespace) -> int:
     from reference.planner import Planner
 
     options = {k: v for k, v in (("examples", args.examples), ("epochs", args.epochs)) if v is not None}
+    try:
+        training.check_forms(args.hold_out)
+    except ValueError as err:
+        print(f"codemode train: {err}", file=sys.stderr)
+        return EXIT_USAGE
     if args.eval_only:
         network = load(str(args.out))
     else:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        network = training.train(out=str(args.out), seed=args.seed, **options)
+        network = training.train(out=str(args.out), seed=args.seed, hold_out=args.hold_out, **options)
     planner = Planner(network)
     if args.eval:
         result = T.evaluate(planner, training.held_out(args.eval))
         print(f"held-out generated instructions ({args.eval} seeds below the training seeds):")
         _rates(result)
-    if args.corpus and args.corpus.exists():
-        result = T.evaluate_corpus(planner, str(args.corpus))
-        print(f"hand-written corpus {args.corpus}:")
+    if args.hold_out:
+        unseen = training.by_form(max(200, args.eval // 4), args.hold_out)
+        result = T.evaluate(planner, unseen)
+        print(f"phrasing never trained on ({', '.join(args.hold_out)}): {len(unseen)} supported instructions")
         _rates(result)
-        for ident, instruction, answer in result["misses"][:20]:
-            print(f"  miss {ident}: {instruction}\n       -> {str(answer)[:200]}")
+    from conformance import english
+
+    corpora = args.corpus or english.shipped()
+    for path in corpora:
+        if not path.exists():
+            print(f"(no corpus at {path})")
+            continue
+        result = T.evaluate_corpus(planner, str(path))
+        print(f"independent hand-written corpus {path}:")
+        _rates(result)
     return EXIT_OK
 
 
 def _rates(result: dict[str, Any]) -> None:
     rates, counts = result["rates"], result["counts"]
+    supported = [f for f in rates if f in ("single", "sequential", "parallel", "shaping")]
     for family, rate in sorted(rates.items()):
         print(f"  {family:<22} {rate:.4f} of {counts[family]}")
+    n = sum(counts[f] for f in supported)
+    if n:
+        exact = sum(rates[f] * counts[f] for f in supported) / n
+        print(f"  supported, exact plan  {exact:.4f} of {n}")
+    others = [f for f in rates if f not in supported]
+    m = sum(counts[f] for f in others)
+    if m:
+        print(f"  unsupported, diagnosed {sum(rates[f] * counts[f] for f in others) / m:.4f} of {m}")
     print(f"  false diagnosis rate   {result['false_diagnosis']:.4f}")
 
 
@@ -298,10 +331,23 @@ def _settle(args: argparse.Namespace) -> tuple[dict[str, object], object]:
     return manifest, expected
 
 
+def _english(args: argparse.Namespace, adapter: Any) -> dict[str, Any]:
+    """The planner's rates on the hand-written corpora (``conformance.english``), by corpus name."""
+    from conformance import english
+
+    if args.role == "compiler" or args.no_english:
+        return {}
+    out = {}
+    for path in args.english or english.shipped():
+        out[path.stem] = english.evaluate(adapter, english.read(path))
+    return out
+
+
 def _certify(args: argparse.Namespace) -> int:
     from conformance import corpus
     from conformance.adapters import CannotStart, make_adapter
     from conformance.certify import PROFILES, certify_role
+    from conformance.english import read as english_rows
     from conformance.report import json_report, text_report
     from conformance.v8host import Limits, V8Host
 
@@ -310,6 +356,8 @@ def _certify(args: argparse.Namespace) -> int:
         thresholds = _thresholds(args.threshold)
         manifest, expected = _settle(args)
         entries = [] if args.no_corpora else corpus.discover(args.corpora or corpus.default_root(), args.role)
+        for path in args.english or ():
+            english_rows(path)  # a bad corpus is a usage error before anything runs
     except ValueError as err:
         print(f"codemode certify: {err}", file=sys.stderr)
         return EXIT_USAGE
@@ -355,6 +403,7 @@ def _certify(args: argparse.Namespace) -> int:
                 thresholds=thresholds, invariant_gating=args.invariant == "hard", progress=progress, corpus=entries,
                 shrink=not args.no_shrink,
             )
+            english = _english(args, adapter)
         except CannotStart as err:
             print(f"codemode certify: {err}", file=sys.stderr)
             return EXIT_USAGE
@@ -363,6 +412,8 @@ def _certify(args: argparse.Namespace) -> int:
     if progress is not None:
         print("\r\x1b[2K", end="", file=sys.stderr)
     report = json_report(run, implementation=adapter.description, target=target, manifest=manifest)
+    if english:
+        report["english"] = english
     text = text_report(report)
     if args.quiet:
         text = "\n".join(line for line in text.splitlines()[3:] if not _table_row(line, report)).strip()

@@ -24,10 +24,12 @@ from strategies._internal.choosers import Chooser, DrawChooser, QuickChooser, Ra
 from strategies._internal.instructions import (
     ADVERSARIAL_INVALID,
     ADVERSARIAL_SUPPORTED,
+    PHRASE_WORDS,
     SUPPORTED,
     UNSUPPORTED,
     Instruction,
     adversarial,
+    catalog_names,
     fresh_names,
     permute_catalog,
     render_catalog,
@@ -48,6 +50,7 @@ class PlanCase:
     expect: dict[str, Any]
     family: str
     pair: dict[str, Any] | None = None
+    axes: tuple[str, ...] = ()  # the phrasing forms of a rendered instruction (strategies: ``axis=form``)
 
     def request(self) -> dict[str, Any]:
         return {"instruction": self.instruction, "tools": self.tools}
@@ -59,12 +62,17 @@ class PlanCase:
         out: dict[str, Any] = {"request": self.request(), "expect": self.expect, "family": self.family}
         if self.pair is not None:
             out["pair"] = self.pair
+        if self.axes:
+            out["axes"] = list(self.axes)
         return out
 
     @classmethod
     def from_json(cls, raw: Any) -> PlanCase:
-        if not isinstance(raw, dict) or "request" not in raw or not set(raw) <= {"request", "expect", "family", "pair"}:
-            raise ValueError("a plan case is an object with request, expect, family and optionally pair")
+        if not isinstance(raw, dict) or "request" not in raw or not set(raw) <= {"request", "expect", "family", "pair", "axes"}:
+            raise ValueError("a plan case is an object with request, expect, family and optionally pair and axes")
+        axes = raw.get("axes", [])
+        if not isinstance(axes, list) or not all(isinstance(a, str) for a in axes):
+            raise ValueError("a plan case's axes is an array of strings")
         request = raw["request"]
         if not isinstance(request, dict) or set(request) != {"instruction", "tools"}:
             raise ValueError("a plan case's request is a plan request: exactly instruction and tools")
@@ -74,6 +82,7 @@ class PlanCase:
             expect=raw.get("expect", {}),
             family=raw.get("family", ""),
             pair=raw.get("pair"),
+            axes=tuple(axes),
         )
 
     @property
@@ -94,7 +103,8 @@ def from_instruction(inst: Instruction) -> PlanCase:
         expect: dict[str, Any] = {"plan": inst.plan.to_json()}
     else:
         expect = {"diagnostic": inst.clause or "PL-REJECT"}
-    return PlanCase(instruction=inst.text, tools=inst.catalog.to_json(), expect=expect, family=inst.family)
+    return PlanCase(instruction=inst.text, tools=inst.catalog.to_json(), expect=expect, family=inst.family,
+                    axes=inst.axes)
 
 
 # --- strategies -------------------------------------------------------------------------------------------
@@ -141,6 +151,15 @@ def _invalid_catalog(ch: Chooser, raw: Any, clause: str) -> PlanCase:
     return PlanCase(instruction=instruction, tools=raw, expect={"diagnostic": clause}, family=clause)
 
 
+def _plain_word_names(inst: Instruction) -> set[str]:
+    """Catalog names the instruction also writes as plain words (not as a name)."""
+    words = [t.text for t in lex(inst.text, max_tokens=10**6).tokens]
+    names = set(catalog_names(inst.catalog))
+    if inst.tags is None:
+        return {w for w in words if w in names and w.lower() in PHRASE_WORDS}
+    return {w for w, tag in zip(words, inst.tags) if tag == "O" and w in names}
+
+
 def _invariant(ch: Chooser) -> PlanCase:
     """The transformed side of a PL-INVARIANT pair (the untransformed request rides along in ``pair``)."""
     catalog = render_catalog(ch, adversarial=ch.boolean())
@@ -150,6 +169,8 @@ def _invariant(ch: Chooser) -> PlanCase:
         base = unsupported(ch, catalog, ch.choice(UNSUPPORTED)) or supported(ch, catalog, "single")
     assert base is not None
     kind = ch.choice(("permute", "values", "rename"))
+    if kind == "rename" and _plain_word_names(base):
+        kind = "permute"  # renaming would rename an ordinary word too ("send it to the team", "to" an argument)
     text, new_catalog, mapping = base.text, catalog, {}
     if kind == "permute":
         new_catalog = permute_catalog(ch, catalog)

@@ -30,6 +30,7 @@ import threading
 import time
 import weakref
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 #: the longest response line the kit reads (SPEC.md, Protocol): a js of 1 MiB written with \u escapes fits
@@ -252,25 +253,30 @@ class IUTProcess:
         _LIVE.discard(self)
 
 
-def processes_with_token(token: str) -> list[int]:
-    """Pids of the live processes whose environment carries ``CODEMODE_IUT=token`` (Linux ``/proc``)."""
-    needle = f"{TOKEN_VARIABLE}={token}".encode()
-    found = []
+def _processes(*files: str) -> Iterator[tuple[int, list[bytes]]]:
+    """Each live process (Linux ``/proc``) whose ``files`` (``environ``, ``stat``...) can be read: its pid
+    and their contents."""
     try:
         entries = os.listdir("/proc")
     except OSError:
-        return found
+        return
     for entry in entries:
         if not entry.isdigit():
             continue
+        contents = []
         try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                environ = f.read()
+            for name in files:
+                with open(f"/proc/{entry}/{name}", "rb") as f:
+                    contents.append(f.read())
         except OSError:
             continue
-        if needle in environ.split(b"\0"):
-            found.append(int(entry))
-    return found
+        yield int(entry), contents
+
+
+def processes_with_token(token: str) -> list[int]:
+    """Pids of the live processes whose environment carries ``CODEMODE_IUT=token`` (Linux ``/proc``)."""
+    needle = f"{TOKEN_VARIABLE}={token}".encode()
+    return [pid for pid, (environ,) in _processes("environ") if needle in environ.split(b"\0")]
 
 
 def kill_token(token: str, rounds: int = 5) -> None:
@@ -312,25 +318,10 @@ def _adopt_orphans() -> None:
 def orphans() -> list[int]:
     """This process's children that it did not start itself, in a session not its own: descendants of
     a command whose parent exited, re-parented here (see the module docstring)."""
-    me = os.getpid()
-    session = os.getsid(0)
+    me, session = os.getpid(), os.getsid(0)
     found = []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return found
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
-                stat = f.read()
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmdline = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        pid = int(entry)
+    for pid, (stat, cmdline) in _processes("stat", "cmdline"):
+        fields = stat[stat.rindex(b")") + 2 :].split()
         # the kit's own helpers (its V8 worker) are children it started too, though not as commands
         if (int(fields[1]) == me and int(fields[3]) != session and pid not in _STARTED
                 and b"conformance.v8worker" not in cmdline):

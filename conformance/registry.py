@@ -48,6 +48,7 @@ class Score:
     metric: str
     family: str
     ok: bool
+    axes: tuple[str, ...] = ()  # the phrasing forms of the case's instruction, counted apart in reports
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

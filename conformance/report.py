@@ -119,6 +119,9 @@ def _metrics(run: Run, cid: str) -> dict[str, Any]:
             "cases": sum(tally.total.values()) if tally else 0,
             "families": families,
         }
+        if tally is not None and tally.axes_total:
+            entry["phrasings"] = {label: {"rate": tally.axes_ok[label] / n, "ok": tally.axes_ok[label], "cases": n}
+                                  for label, n in sorted(tally.axes_total.items())}
         if tally is not None and tally.first_miss:
             family, (case, answer) = next(iter(sorted(tally.first_miss.items())))
             entry["example_miss"] = {"family": family, "request": case.request_line(),
@@ -260,6 +263,14 @@ def text_report(report: dict[str, Any]) -> str:
             fams = ", ".join(f"{f} {v['ok']}/{v['cases']}" for f, v in m["families"].items())
             if fams:
                 lines.append(f"{'':<15}     {fams}")
+            # the phrasing forms with the most misses for their cases (a miss: a case short of a hit, or, for an
+            # "at most" rate such as false diagnoses, a case it counts)
+            misses = {label: (v["ok"] if m["bound"] == "at most" else v["cases"] - v["ok"], v["cases"])
+                      for label, v in m.get("phrasings", {}).items()}
+            worst = sorted((-bad / n, label) for label, (bad, n) in misses.items() if bad)[:4]
+            if worst:
+                lines.append(f"{'':<15}     phrasings with most misses: "
+                             + ", ".join(f"{label} {misses[label][0]} of {misses[label][1]}" for _, label in worst))
     for r in report["clauses"]:
         miss = next((m.get("example_miss") for m in r.get("metrics", {}).values() if isinstance(m, dict) and not m.get("meets", True) and m.get("example_miss")), None)
         if r["status"] == "failed" and miss:
@@ -287,6 +298,9 @@ def text_report(report: dict[str, Any]) -> str:
         lines += ["", f"FLAKY case {flaky['case_id']}: outcomes {', '.join(flaky['outcomes'])} over"
                   f" {report['repeat']} repeats ({', '.join(flaky['clauses']) or 'no clause named'})",
                   f"  request: {flaky['request']}", f"  replay: {flaky['replay']}"]
+    from conformance import english
+
+    lines += english.text(report.get("english", {}))
     s = report["summary"]
     lines += ["", f"{s['passed']} passed, {s['failed']} failed, {s['errored']} errored, {s['skipped']} skipped"
               + (f"; {s['flaky cases']} flaky cases (judged differently on repeats, reported apart from failures)"

@@ -56,6 +56,8 @@ class ScoreTally:
     total: Counter[str] = field(default_factory=Counter)
     ok: Counter[str] = field(default_factory=Counter)
     first_miss: dict[str, Any] = field(default_factory=dict)
+    axes_total: Counter[str] = field(default_factory=Counter)  # per phrasing form (``axis=form``)
+    axes_ok: Counter[str] = field(default_factory=Counter)
 
     def rate(self, family: str | None = None) -> float | None:
         total = sum(self.total.values()) if family is None else self.total[family]
@@ -126,6 +128,9 @@ class Run:
             tally_s = self.scores.setdefault(score.metric, ScoreTally())
             tally_s.total[score.family] += 1
             tally_s.ok[score.family] += score.ok
+            for label in score.axes:
+                tally_s.axes_total[label] += 1
+                tally_s.axes_ok[label] += score.ok
             miss = not score.ok if self._bound(score.metric) == "at least" else score.ok
             if miss and score.family not in tally_s.first_miss:
                 tally_s.first_miss[score.family] = (result.case, result.answer)

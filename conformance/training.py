@@ -12,6 +12,7 @@ import multiprocessing
 import random
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any
 
 TRAIN_SEED_BASE = 1_000_000
@@ -29,29 +30,30 @@ MIXTURE = (
 )
 
 
-def _example(seed: int, buckets: int) -> Any:
+def _example(seed: int, buckets: int, hold_out: frozenset[str] = frozenset()) -> Any:
     from reference.train import example
     from strategies._internal.instructions import sample
 
     rng = random.Random(seed)
     kind, family, _ = rng.choices(MIXTURE, weights=[w for *_, w in MIXTURE])[0]
     inst = sample(rng, kind, family)
-    if inst is None:
+    if inst is None or hold_out.intersection(inst.axes):
         return None
     output = inst.output if inst.plan is not None or inst.schedule != "reject" else None
     return example(inst.text, inst.catalog, tags=inst.tags, schedule=inst.schedule, output=output,
                    family=inst.family, buckets=buckets)
 
 
-def _examples(args: tuple[int, int, int]) -> list[Any]:
-    start, stop, buckets = args
-    return [e for seed in range(start, stop) if (e := _example(seed, buckets)) is not None]
+def _examples(args: tuple[int, int, int, frozenset[str]]) -> list[Any]:
+    start, stop, buckets, hold_out = args
+    return [e for seed in range(start, stop) if (e := _example(seed, buckets, hold_out)) is not None]
 
 
-def generate(n: int, *, base: int, buckets: int, workers: int = 2) -> list[Any]:
-    """``n`` seeds' worth of training examples, made by ``workers`` processes (order is deterministic)."""
+def generate(n: int, *, base: int, buckets: int, workers: int = 2, hold_out: frozenset[str] = frozenset()) -> list[Any]:
+    """``n`` seeds' worth of training examples, made by ``workers`` processes (order is deterministic);
+    an instruction phrased with any ``hold_out`` form (``axis=form``) is left out."""
     step = 2000
-    parts = [(s, min(s + step, base + n), buckets) for s in range(base, base + n, step)]
+    parts = [(s, min(s + step, base + n), buckets, hold_out) for s in range(base, base + n, step)]
     if workers <= 1:
         chunks = [_examples(p) for p in parts]
     else:
@@ -60,15 +62,19 @@ def generate(n: int, *, base: int, buckets: int, workers: int = 2) -> list[Any]:
     return [e for chunk in chunks for e in chunk]
 
 
-def train(*, examples: int = 120_000, out: str | None = None, seed: int = 0, workers: int = 2,
-          log: Any = sys.stderr, **options: Any) -> Any:
+def train(*, examples: int = 180_000, out: str | None = None, seed: int = 0, workers: int = 2,
+          hold_out: Sequence[str] = (), log: Any = sys.stderr, **options: Any) -> Any:
     """Render ``examples`` seeds of training data and train the Tiny Codemode CNN on them (the shipped
-    recipe); ``options`` go to :func:`reference.train.train`."""
+    recipe); ``hold_out`` phrasing forms (``axis=form``, see ``strategies._internal.rendering.AXES``) are
+    kept out of the training data, to measure generalization to phrasing never seen; ``options`` go to
+    :func:`reference.train.train`."""
     from reference import model as M
     from reference.train import train as fit
 
+    check_forms(hold_out)
     t0 = time.time()
-    data = generate(examples, base=TRAIN_SEED_BASE, buckets=M.Config().buckets, workers=workers)
+    data = generate(examples, base=TRAIN_SEED_BASE, buckets=M.Config().buckets, workers=workers,
+                    hold_out=frozenset(hold_out))
     print(f"generated {len(data)} examples in {time.time() - t0:.0f}s", file=log)
     return fit(data, seed=seed, out=out, log=log, **options)
 
@@ -88,4 +94,31 @@ def held_out(n: int, *, base: int = EVAL_SEED_BASE, augment: bool = False) -> li
         inst = sample(rng, kind, family, augment=augment)
         if inst is not None:
             out.append(inst)
+    return out
+
+
+def check_forms(forms: Sequence[str]) -> None:
+    """Raise ``ValueError`` unless every one of ``forms`` is an ``axis=form`` of the grammar."""
+    from strategies._internal.rendering import AXES
+
+    for label in forms:
+        axis, _, form = label.partition("=")
+        if form not in AXES.get(axis, ()):
+            known = ", ".join(f"{a}={f}" for a, fs in AXES.items() for f in fs)
+            raise ValueError(f"{label!r} is not a phrasing form; the forms are: {known}")
+
+
+def by_form(n: int, forms: Sequence[str], *, base: int = EVAL_SEED_BASE) -> list[Any]:
+    """Supported evaluation instructions (seeds below the training base) phrased with at least one of
+    ``forms``: what a model trained with them held out has never seen."""
+    from strategies._internal.instructions import SUPPORTED, sample
+
+    wanted = frozenset(forms)
+    out = []
+    for seed in range(base, base + n * 20):
+        inst = sample(random.Random(seed), "supported", SUPPORTED[seed % len(SUPPORTED)], augment=False)
+        if inst is not None and wanted.intersection(inst.axes):
+            out.append(inst)
+            if len(out) == n:
+                break
     return out

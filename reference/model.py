@@ -36,7 +36,7 @@ from torch.nn import functional as F
 from reference.catalog import Catalog
 from reference.lexer import Token
 
-TAGS = ("O", "CALL", "ARG<", "ARG>", "VAL<", "VAL>", "FIELD", "LIMIT")
+TAGS = ("O", "CALL", "ARG<", "ARG>", "VAL<", "VAL>", "FIELD", "LIMIT", "AGAIN")
 SCHEDULES = ("reject", "sequential", "parallel")
 OUTPUTS = ("all", "last", "default")
 KINDS = ("word", "string", "number", "boolean", "punct")

@@ -29,6 +29,7 @@ import torch
 from reference import model as M
 from reference.catalog import Catalog
 from reference.compiler import compile_plan
+from reference.jsonio import json_equal
 from reference.lexer import Token, lex, shown
 from reference.plan import Plan, validate_plan
 from reference.violations import InvalidRecord, Violation
@@ -279,7 +280,8 @@ def _chunks(pending: list[Any]) -> list[list[Any]]:
 def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: str, catalog: Catalog) -> dict[str, Any] | str:
     """A candidate plan (raw JSON) from the model's tags and classes, or a diagnostic string.
 
-    Calls are the ``CALL`` tokens in order. An argument name joins the call before (``ARG<``) or after
+    Calls are the ``CALL`` tokens in order, and an ``AGAIN`` token (one mention for repeated calls: "X
+    twice, once with … and once with …") is another call of the tool of the call before it. An argument name joins the call before (``ARG<``) or after
     (``ARG>``) it; a value fills the nearest argument name before (``VAL<``) or after (``VAL>``) it.
     Fields are the ``FIELD`` tokens in order; the limit is the ``LIMIT`` number. One call is ``single``;
     2-3 calls take the schedule; an unnamed output kind is ``last`` for one call and ``all`` for more.
@@ -295,8 +297,13 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
         if tag != "O":
             at[tag].append(i)
     calls: list[dict[str, Any]] = []
-    call_at = at["CALL"]
+    call_at = sorted(at["CALL"] + at["AGAIN"])
     for i in call_at:
+        if tags[i] == "AGAIN":  # "once more", "again": the tool of the call before, called again
+            if not calls:
+                return f"{shown(tokens[i].text)!r} repeats a call, but no call comes before it"
+            calls.append({"tool": calls[-1]["tool"], "args": {}})
+            continue
         if tokens[i].kind != "word":
             return f"{shown(tokens[i].text)!r} cannot name a tool"
         calls.append({"tool": tokens[i].text, "args": {}})
@@ -329,25 +336,32 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
             return f"argument {shown(name)!r} belongs to no call"
         owner[i] = choice
         taken.add((choice, name))
+    # values: each fills the nearest argument name on the side its tag says (VAL< before, VAL> after); when
+    # that name already has a value, the nearest name on the other side, if it has none
     filled: dict[int, Any] = {}
     for i in sorted(at["VAL<"] + at["VAL>"]):
         tok = tokens[i]
         if tok.kind not in ("string", "number", "boolean"):
             return f"{shown(tok.text)!r} is not a value (values are quoted strings, numbers, true or false)"
-        span = range(i - 1, -1, -1) if tags[i] == "VAL<" else range(i + 1, len(tags))
-        target = next((j for j in span if j in owner), None)
+        before = next((j for j in range(i - 1, -1, -1) if j in owner), None)
+        after = next((j for j in range(i + 1, len(tags)) if j in owner), None)
+        sides = [before, after] if tags[i] == "VAL<" else [after, before]
+        target = next((j for j in sides if j is not None and j not in filled), None)
         if target is None:
-            return f"the value {shown(tok.text)} belongs to no argument"
-        if target in filled:
-            return f"argument {shown(tokens[target].text)!r} is given two values"
+            if all(j is None for j in sides):
+                return f"the value {shown(tok.text)} belongs to no argument"
+            return f"argument {shown(tokens[next(j for j in sides if j is not None)].text)!r} is given two values"
         filled[target] = _plain(tok.value)
+    # an argument name with no value is a word that only looks like one ("send it to the team", with an
+    # argument named "to"): left out, so that a required argument it leaves missing is refused below
     for i, c in owner.items():
         if i not in filled:
-            return f"argument {shown(tokens[i].text)!r} is given no value"
+            continue
         args = calls[c]["args"]
-        if tokens[i].text in args:
-            return f"argument {shown(tokens[i].text)!r} is given twice in call {c + 1}"
-        args[tokens[i].text] = filled[i]
+        name = tokens[i].text
+        if name in args and not json_equal(args[name], filled[i]):
+            return f"argument {shown(name)!r} is given two values in call {c + 1}"
+        args[name] = filled[i]
     n = len(calls)
     mode = "single" if n == 1 else schedule
     kind = output if output != "default" else ("last" if n == 1 else "all")

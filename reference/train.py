@@ -78,14 +78,17 @@ def _tensors(batch: list[Example], rng: random.Random, dropout: float) -> tuple[
 def train(
     data: list[Example],
     *,
-    epochs: int = 10,
+    epochs: int = 14,
     batch_size: int = 128,
     lr: float = 2e-3,
+    word_dropout: float = 0.2,
     seed: int = 0,
     out: str | None = None,
     log: Any = sys.stderr,
 ) -> M.TinyCodemode:
-    """Train from scratch on ``data`` and return the model (saved to ``out`` when given)."""
+    """Train from scratch on ``data`` and return the model (saved to ``out`` when given). ``word_dropout``
+    is the share of word identities replaced by the unknown word or a random one in each batch, so that
+    words never seen in training (most of people's English) are not read as signals."""
     torch.manual_seed(seed)
     rng = random.Random(seed)
     config = M.Config()
@@ -99,7 +102,7 @@ def train(
         model.train()
         seen = loss_sum = 0.0
         for batch in _batches(data, batch_size, rng):
-            ids, feats, mask, tags, schedule, output = _tensors(batch, rng, dropout=0.1)
+            ids, feats, mask, tags, schedule, output = _tensors(batch, rng, dropout=word_dropout)
             warm = min(1.0, (step + 1) / 300)
             for group in opt.param_groups:
                 group["lr"] = lr * warm * 0.5 * (1 + math.cos(math.pi * step / total))

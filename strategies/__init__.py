@@ -22,6 +22,7 @@ from strategies._internal.behaviours import KINDS, Behaviour, Failure, failures,
 from strategies._internal.catalogs import catalogs, invalid_catalogs, tools
 from strategies._internal.errors import InvalidArgument
 from strategies._internal.instructions import (
+    AXES,
     SUPPORTED,
     TAGS,
     UNSUPPORTED,
@@ -50,6 +51,7 @@ from strategies._internal.values import (
 )
 
 __all__ = [
+    "AXES",
     "SUPPORTED",
     "TAGS",
     "UNSUPPORTED",

@@ -128,7 +128,7 @@ def test_the_network_runs_on_the_planners_threads_and_the_process_keeps_its_own(
         planner.forward = spy
         items = held_out(5, base=920_000)
         answers = planner.respond_many([(i.text, i.catalog.to_json()) for i in items])
-        assert len(answers) == 5 and during and set(during) == {expected}
+        assert len(answers) == len(items) > 0 and during and set(during) == {expected}
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(was)

@@ -117,3 +117,29 @@ def test_a_family_fails_accuracy_only_when_credibly_below_the_threshold() -> Non
     assert meets(run_with(single=(2000, 2000), sequential=(156, 157)))  # one miss in 157 is noise
     assert not meets(run_with(single=(2000, 2000), sequential=(130, 157)))  # 0.83: credibly below
     assert not meets(run_with(single=(950, 1000), sequential=(157, 157)))  # overall 0.957 misses outright
+
+
+def test_accuracy_is_reported_per_phrasing_form_and_names_the_most_missed() -> None:
+    from conformance.registry import role_clauses
+    from conformance.report import json_report, text_report
+    from conformance.results import CaseResult, Run
+    from conformance.search import PROFILES
+
+    run = Run(role="planner", profile=PROFILES["quick"], seed=0, clauses=role_clauses("planner"))
+    for ok, axes in ((True, ("tool=verb", "arg=name-value")), (False, ("tool=paren", "arg=name-value")),
+                     (False, ("tool=paren",)), (True, ("tool=verb",))):
+        case = PlanCase(instruction="call list_users", tools=TOOLS, expect={"plan": PLAN}, family="single", axes=axes)
+        score = Score(clause="PL-ACCURACY", metric="accuracy", family="single", ok=ok, axes=axes)
+        run.record(CaseResult(case=case, scores=(score,), exercised=("PL-ACCURACY",)))
+    report = json_report(run, implementation="x", target="--cmd x", manifest={})
+    accuracy = next(c for c in report["clauses"] if c["clause"] == "PL-ACCURACY")["metrics"]["accuracy"]
+    assert accuracy["phrasings"]["tool=paren"] == {"rate": 0.0, "ok": 0, "cases": 2}
+    assert accuracy["phrasings"]["arg=name-value"] == {"rate": 0.5, "ok": 1, "cases": 2}
+    assert "phrasings with most misses: tool=paren 2 of 2, arg=name-value 1 of 2" in text_report(report)
+
+
+def test_a_case_keeps_its_phrasing_forms_through_json() -> None:
+    case = PlanCase(instruction="call list_users", tools=TOOLS, expect={"plan": PLAN}, family="single",
+                    axes=("tool=verb",))
+    assert PlanCase.from_json(case.to_json()) == case
+    assert "axes" not in PlanCase(instruction="x", tools=TOOLS, expect={}, family="single").to_json()

@@ -124,7 +124,8 @@ def pl_accuracy(obs: PlanObservation) -> Iterator[Score]:
     if answer is None:
         return
     hit = "plan" in answer and "diagnostic" not in answer and json_equal(answer["plan"], obs.case.expected_plan)
-    yield Score(clause="PL-ACCURACY", metric="accuracy", family=plan_family(obs.case.expected_plan), ok=hit)
+    yield Score(clause="PL-ACCURACY", metric="accuracy", family=plan_family(obs.case.expected_plan), ok=hit,
+                axes=getattr(obs.case, "axes", ()))
 
 
 @FAMILY.clause("PL-REJECT", applies=lambda obs: (obs.case.expected_clause == "PL-REJECT" or obs.case.expected_plan is not None)
@@ -141,7 +142,8 @@ def pl_reject(obs: PlanObservation) -> Iterator[Score]:
     if obs.case.expected_clause == "PL-REJECT":
         d = answer.get("diagnostic")
         diagnosed = set(answer) == {"diagnostic"} and isinstance(d, str) and bool(d)
-        yield Score(clause="PL-REJECT", metric="recall", family=obs.case.family, ok=diagnosed)
+        yield Score(clause="PL-REJECT", metric="recall", family=obs.case.family, ok=diagnosed,
+                    axes=getattr(obs.case, "axes", ()))
     else:
         yield Score(clause="PL-REJECT", metric="false-diagnosis", family=plan_family(obs.case.expected_plan),
-                    ok="diagnostic" in answer)
+                    ok="diagnostic" in answer, axes=getattr(obs.case, "axes", ()))

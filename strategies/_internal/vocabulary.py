@@ -1,0 +1,396 @@
+"""The phrasing grammar's vocabulary: every table of words and forms the renderer writes, as data.
+
+Read a table as "one of these, chosen by the chooser". Tables are grouped by what they phrase: tool
+mentions, argument forms, schedules, output kinds, shaping, frames (preambles, politeness, closings),
+unsupported requests, and the names catalogs are made of. Nothing here decides anything; the renderer
+(``rendering.py``) and the unsupported families (``unsupported.py``) pick from these tables and record the
+*axis* and *form* of each pick, so that every instruction says how it was phrased.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from reference.lexer import lex
+from strategies._internal.values import OBJECT_NAMES
+
+
+_VERBS = (
+    "call", "run", "invoke", "use", "execute", "trigger", "please call", "call the tool", "use the tool",
+    "run the tool", "hit", "make a call to", "go ahead and call", "", "", "fire off", "do a call to",
+    "ping", "kick off", "perform", "call up", "make a request to", "hit the endpoint", "use", "via", "with",
+    "through", "by calling", "launch", "start",
+)
+_TOOL_SUFFIX = ("", "", "", "tool", "()")
+_ARG_INTRO = ("with", "", "using", "for", "where", "passing", "given", "with the arguments", "setting", ":", "--",
+              "with parameters", "and", ",", "taking", "supplying", "and pass", "with args")
+_ARG_JOIN = ("and", ",", ", and", "plus", "")
+_ARGS_FIRST_INTRO = ("for", "with", "using", "given")
+_SEQ_CONNECT = (
+    ". When that is done,", ". Wait for it to finish, then", ", and when it completes", ". Afterwards,", ". Second,",
+    ", then afterwards", "; after it finishes,", ". Next up:",
+    ", then", "then", ". Then", "; then", ", and then", "and then", ", after that", ". After that,",
+    ", next", ". Next,", ", followed by", "followed by", ", afterwards", "and afterwards", "and after that",
+    ". Once that is done,", ", and once it finishes,",
+)
+_SEQ_FINAL = (", and finally", ". Finally,", ", lastly", "and finally")
+_PLAIN_CONNECT = ("and", ",", ", and", ". Also", "; also", "plus", ", as well as", ". And")
+_PAR_CONNECT = ("and", ",", ", and", "while also", "and at the same time", ", simultaneously", "alongside", "plus")
+_PAR_PREFIX = (
+    "In parallel,", "Concurrently,", "At the same time,", "Simultaneously", "In parallel", "All at once,",
+    "Run these in parallel:", "Do these concurrently:", "Make simultaneous calls:", "Fire these off together:",
+    "Without waiting between them,", "Side by side,", "Concurrent requests:", "In parallel please:",
+    "These are independent, run them at the same time:",
+    "Don't wait for one before starting the other:", "No need to serialize these:", "Fan out:",
+    "Overlap these calls:", "Kick these off together:", "Start all of them at once:", "Independently and at once,",
+    "Do not wait between calls:", "As parallel calls:",
+)
+_PAR_SUFFIX = (
+    "in parallel", "concurrently", "at the same time", "simultaneously", "all at once", ", in parallel",
+    ", all concurrently", "-- run them in parallel", ". Run them concurrently", ". Do it all in parallel",
+    ", at once", "side by side", ", simultaneously please", "- parallel please", "together at the same time",
+    ", without waiting for each other", ". They are independent, so run them concurrently", "in parallel with each other",
+    "; don't wait for one before starting the other", "-- no need to serialize them", ", overlapping them",
+    "-- start both concurrently", ", in one go", "without blocking on each other", ". Fan them out",
+    ", run together", ". These don't depend on each other, so do them at once",
+)
+_SEQ_PREFIX = ("First,", "First", "In sequence,", "Sequentially,", "One after another,", "In order,", "Step by step,",
+               "Don't run these in parallel:", "Not in parallel, please:", "Do not parallelize:", "One by one:",
+               "Strictly in order:")
+_SEQ_SUFFIX = (
+    "in sequence", "sequentially", "one after another", "one at a time", "in this order", ", in order",
+    ". Run them one by one", ", one after the other", "-- not in parallel", ", not at the same time",
+    ". Wait for each to finish before the next", ", each after the previous one", ". Do not run them concurrently",
+)
+#: markers of a numbered or bulleted list of sequential calls (``{n}`` is the step's number)
+_SEQ_LIST = ("{n})", "{n}.", "Step {n}:", "({n})", "-", "*", "#{n}", "{n} -")
+#: a goal stated before the calls, in words the catalog does not own
+_LEAD_VERBS = ("Show me", "Give me", "Turn off", "Turn on", "Set up", "I want to know", "What does", "Check",
+               "Find out", "Look up", "Sort out", "Update", "Handle", "Figure out", "We must", "Time for")
+_POLITE = ("", "", "", "Please", "Could you", "Can you please", "I need you to", "Kindly", "Hey,", "I'd like you to",
+           "Hi!", "Quick one:", "Go ahead and", "I want you to", "Would you", "Okay,", "Task:", "Hello, please",
+           "Let's", "Time to", "We need to", "Can you")
+_CLOSE = ("", "", "", ".", "please.", "thanks!", ", thank you.", "!", ". Thanks", "?", ", cheers.", ". Much appreciated.",
+          ", ok?", ". Thank you!")
+_ALL = (
+    "return everything", "give me all of them", "I want every result", "return all of their results",
+    "send back all results",
+    "return all results", "return all of the results", "return every result", "give me all the results",
+    "return all records", "and return everything", "collect all results", "return the results of all calls",
+    "return all outcomes", "keep every result",
+)
+_ALL_TWO = ("return both results", "give me both results", "return both")
+_ALL_THREE = ("return all three results", "give me all three")
+_LAST = (
+    "final result only", "only the final result", "just the last result please", "I only need the last result",
+    "return the result of the final call only",
+    "return only the last result", "return just the final result", "only return the result of the last call",
+    "give me only the final result", "return the last call's result", "keep just the last result",
+    "return only the final outcome", "just the last one matters",
+)
+_FIELDS_BEFORE = ("keep only the", "keep only", "only", "project", "select", "with just", "return only",
+                  "with fields", "fields", "showing only", "keeping", "just the")
+_FIELDS_AFTER = ("", "", "fields", "columns", "properties")
+_LIMIT_FORMS = (
+    ("first", "rows"), ("limit to", "rows"), ("at most", "rows"), ("take the first", ""),
+    ("only the first", "results"), ("limit", ""), ("up to", "rows"), ("the first", "items"),
+    ("cap it at", "rows"), ("no more than", "rows"),
+)
+AT_LIMIT_WORD = "Thanks"  # the last token of every at-limit instruction
+_PADDING = (
+    "This is a routine request.", "Thanks in advance.", "Nothing else is needed.", "Please be careful.",
+    "This is for the weekly report.", "Keep it simple.", "No rush on this one.", "That is all.",
+)
+
+# Unsupported phrasings ({A} and {B} are rendered calls, {a} and {b} bare tool names).
+_DEPENDENCY = (
+    "{A}, then pass its result to {b}", "{A} and use its output as the input of {b}",
+    "{A}, then call {b} with the id it returns", "{A}; feed the result into {b}",
+    "call {b} using the value returned by {a}", "{A}, then {b} for each id from the first result",
+    "{A} and then {b} with the name from that response", "take what {a} returns and give it to {b}",
+)
+_MIXED = (
+    "{A} and {B} in parallel, then {C}", "{A}, then {B} and {C} at the same time",
+    "run {A} and {B} concurrently and after both finish {C}", "first {A}, then in parallel {B} and {C}",
+    "{A} and {B} simultaneously, followed by {C}",
+    "{A} and {B} in parallel; after both are done {C}", "{A}; after it completes, run {B} and {C} in parallel",
+    "{A} then {B}, while simultaneously running {C}", "{A} then {B}, but run {C} concurrently with both of them",
+    "Run two groups in sequence: first {A} alongside {B} (concurrently), then {C}",
+    "First, {A}. After that, concurrently: {B} and {C}", "{A}, then, concurrently, {B} and {C}",
+    "{A} and {B} at once, and only when both finish, {C}",
+)
+_CONDITION = (
+    "if {a} returns nothing, {B}", "{A}, and only if it succeeds {B}", "{A} unless it fails",
+    "{A}; if it fails, {B}", "when {a} returns an empty list, {B}", "{A} only if today is Monday",
+    "{A}, and if the result is empty {B}", "{A}, otherwise {B}",
+)
+_RETRY = (
+    "{A} and retry up to 3 times if it fails", "{A}, retrying on error", "keep trying {a} until it succeeds",
+    "{A}; if it errors, try again", "{A} with retries", "{A} and retry it twice on failure",
+)
+_LOOP = (
+    "for each result of {a}, {B}", "{A} for every item in the list", "repeat {A} 5 times",
+    "{A} in a loop until it returns nothing", "{A} for each page from 1 to 10", "loop over all teams and {B}",
+    "{A} repeatedly", "{A} again and again while it returns rows",
+)
+_CODE = (
+    "write a JavaScript function that calls {a}", "{A} and then run this code: console.log(result)",
+    "eval the expression tools.{a}() and return it", "generate a script that uses {a}",
+    "{A} and transform the output with a regex", "{A}, then compute the average in code",
+    "write a loop in JS around {a}",
+)
+_FILTER = (
+    "{A} and sort the results by {p}", "{A}, keeping only rows where {p} is \"x\"", "{A} and count the results",
+    "{A} and sum the {p} values", "{A}, grouped by {p}", "{A} and return the average {p}",
+    "{A}, sorted descending", "{A} and remove duplicates", "{A} and filter out empty rows",
+    "{A}, top 5 by {p}",
+)
+_UNKNOWN_NAMES = ("delete_all", "fetch_orders", "sendSlack", "get_stock", "lookup_customer", "translate_text")
+
+
+def _phrase_words() -> frozenset[str]:
+    pools: list[Sequence[str]] = [
+        _VERBS, _TOOL_SUFFIX, _ARG_INTRO, _ARG_JOIN, _ARGS_FIRST_INTRO, _SEQ_CONNECT, _SEQ_FINAL, _PLAIN_CONNECT,
+        _PAR_CONNECT, _PAR_PREFIX, _PAR_SUFFIX, _SEQ_PREFIX, _SEQ_SUFFIX, _POLITE, _CLOSE, _ALL, _ALL_TWO,
+        _ALL_THREE, _LAST, _FIELDS_BEFORE, _FIELDS_AFTER, _PADDING, _DEPENDENCY, _MIXED, _CONDITION, _RETRY,
+        _LOOP, _CODE, _FILTER, [w for pair in _LIMIT_FORMS for w in pair], _ARG_FORMS_WORDS, NEUTRAL,
+        [m.format(n=1) for m in _SEQ_LIST], _LEAD_VERBS,
+        (" ".join(_UNKNOWN_NAMES),), ARG_CONNECTORS, ARG_ADJECTIVES, ARG_BACK_CONNECTORS, UNITS, MEASURE_BEFORE,
+        MEASURE_JOIN, ARG_JOIN, TRAILING_TOOL, [w for pair in PAREN_TOOL for w in pair], TOOL_LEAD,
+        [w for forms in REPEAT_COUNT.values() for w in forms], [w for pair in REPEAT_AGAIN for w in pair], ("once",),
+        [w for pair in QUESTIONS for w in pair], NEAR_MISS, DISTRACTOR_BEFORE, MORE_PREAMBLES, TRAILING_LEAD, ARROWS, TOOL_PURPOSE, TOOL_WITH,
+        [t for forms in PROSE_UNSUPPORTED.values() for t in forms],
+    ]
+    words = set()
+    for pool in pools:
+        for phrase in pool:
+            for token in lex(phrase).tokens:
+                if token.kind == "word":
+                    words.add(token.text.lower())
+    return frozenset(words)
+
+
+_ARG_FORMS_WORDS = ("set to", "as", "equal to", "is", "of", "the", "as the", "for the", "to", "equals", "value",
+                    "should be", "must be", "with value", "its", "a", "in", "being")
+
+#: Everyday English words that change nothing, sprinkled into renderings so that an unfamiliar word is
+#: never a signal by itself (none of them is a schedule, output, shaping or unsupported-request word).
+NEUTRAL = tuple("""
+a an the this that these those it its my our your their me us you we they i he she
+really quickly just simply kindly now today right away asap soon please thanks ok okay sure
+real quick as usual like before for me for us for the team for the dashboard for the report
+so we can see what we have on our side for the demo for testing in the app this morning tonight
+record records entry entries data info information details item items stuff thing things value
+account system service server platform app website portal endpoint api backend tool function
+fetch get grab pull look check find show see view read load query request retrieve obtain
+need want would like have got hoping trying aiming mean meant basically actually
+good nice great fine cool quick small single simple regular normal standard usual current latest
+new old main primary default specific particular certain exact proper correct right
+what which who whose how much many some any several few more less same other another different
+about around regarding concerning per via from into onto over under between within without
+is are was were be been being do does did done can could will would should may might must
+—  -  (  )  !  ?  :  ' ` ~ * _ / | &
+""".split())
+
+
+
+_NAME_VERBS = ("list", "get", "find", "search", "create", "send", "fetch", "read", "update", "delete", "post",
+               "check", "lookup", "load", "sync", "book", "cancel", "resolve", "query", "count", "open")
+_NAME_NOUNS = ("users", "weather", "orders", "invoice", "email", "message", "repo", "issues", "files",
+               "ticket", "flight", "hotel", "stock", "price", "forecast", "contact", "calendar", "event",
+               "payment", "customer", "product", "report", "team", "city", "status", "region", "page", "date",
+               "owner", "project", "amount", "title", "body", "id", "score", "flag", "tag", "path", "lang",
+               "units", "country", "since", "size", "url", "name", "query", "user", "channel", "text", "label")
+_ODD_NAMES = OBJECT_NAMES + ("$", "_", "$ref", "\u00fcber", "m\u00e9t\u00e9o", "\u5929\u6c17", "\u0394elta",
+                             "x\u0301", "eval", "undefined", "NaN", "async", "of", "get", "set", "\U0001d4b3")
+
+
+
+# --- argument forms (one per argument; a call may mix them) -----------------------------------------------
+
+#: name then value, with a connector between (the connector's words are the connector's, never a name)
+ARG_CONNECTORS = ("set to", "as", "equal to", "of", "is", "equals", "being", "to", "should be", "must be",
+                  "is set to", "->", "=>", ":=", "of value", "with value", "=", "at", "is going to be",
+                  "needs to be", "will be", "which is", "set at", "value", "-", "\u2192")
+#: words between an article and a name ("the new team", "a target city")
+ARG_ADJECTIVES = ("new", "target", "given", "right", "specific", "desired", "requested", "exact", "main")
+#: value then name, with a connector between ("blue" for team)
+ARG_BACK_CONNECTORS = ("for", "as", "as the", "for the", "as its", "in", "for its", "as our", "being the",
+                       "is the", "should be the")
+#: units that follow a number in measurement phrasing ("a radius of 10 units", "70 kg")
+UNITS = ("units", "kg", "cm", "km", "m", "miles", "meters", "degrees", "dollars", "USD", "EUR", "percent",
+         "ms", "seconds", "minutes", "hours", "days", "items", "pages", "times", "px", "GB", "MB", "points",
+         "years", "people", "nights")
+#: measurement phrasing: "a {name} of {value} {unit}", "{name} is {value}", "{value} {unit} of {name}"
+MEASURE_BEFORE = ("a", "an", "the", "with a", "with an", "at a", "for a", "")
+MEASURE_JOIN = ("of", "is", "at", "around", "=", "of about", "equal to")
+#: between two arguments of one call
+ARG_JOIN = ("and", ",", ", and", "plus", "&", "with", ";", ", with")
+#: command-line flag prefixes ("--ticketId", "-n")
+FLAGS = ("--", "-", "--", "/")
+
+# --- tool mentions ---------------------------------------------------------------------------------------
+
+#: the tool named last in its call: "... using get_weather", "... (use calculate_area)", "..., via X"
+TRAILING_TOOL = ("using", "with", "via", "through", "by calling", "with the tool", "using the tool", "by way of",
+                 "courtesy of", ", via", ", using", "-- use", "— use", ", with", "by running", "thru")
+PAREN_TOOL = (("(use", ")"), ("(via", ")"), ("(using", ")"), ("[", "]"), ("(tool:", ")"), ("(with", ")"),
+              ("(call", ")"), ("- use", ""), ("(", ")"))
+#: a leading tool: "get_weather:", "get_weather ->", "get_weather()"
+TOOL_LEAD = (":", "->", "\u2192", "()", "", "-", "—", "=>", ">")
+
+#: what starts a call whose tool is named last ("get the area for radius 10 using calculate_area")
+TRAILING_LEAD = ("get", "find", "check", "look up", "fetch", "compute", "work out", "pull", "grab", "show me",
+                 "figure out", "I need", "tell me", "give me", "get me", "retrieve", "do", "handle", "")
+#: arrows between sequential steps
+ARROWS = ("->", "\u2192", "=>", ">", "-->", "then ->")
+
+#: between a tool named first and its arguments, saying what it is for ("use get_weather to check ...")
+TOOL_PURPOSE = ("to check", "to look up", "to get", "to find", "to fetch", "to see", "to pull up", "in order to get",
+                "so we know", "to work out", "to grab", "and look up", "and check")
+#: a tool named first, in a phrase of its own ("With get_weather, look up ...")
+TOOL_WITH = ("With", "Using", "Via", "Through", "By way of", "with", "using")
+
+# --- repeated calls of one tool with one mention ------------------------------------------------------------
+
+#: "run X twice, once with ... and once with ..." (n calls): the words before the first "once"
+REPEAT_COUNT = {2: ("twice", "two times", "2x"), 3: ("three times", "thrice", "3x")}
+#: what starts every repeated call after the first one (the AGAIN token is the last word)
+REPEAT_AGAIN = (("and", "again"), (", then", "again"), (".", "Again"), (";", "again"), (", and", "again"),
+                ("", "again"), (", and then", "again"))
+
+# --- frames --------------------------------------------------------------------------------------------------
+
+#: a question around the request ("Can you ... ?")
+QUESTIONS = (("Can you", "?"), ("Could you", "?"), ("Would you mind", "?"), ("Any chance you could", "?"),
+             ("Is it possible to", "?"), ("Mind if you", "?"), ("Can I get you to", "?"))
+#: words said in passing that name unsupported features innocently (a supported request stays supported)
+NEAR_MISS = (
+    "For all users of the dashboard:", "This is for the circular loop report.", "Sorting out the weekly numbers:",
+    "Every Monday we do this:", "Just once, no retries needed:", "For our filter-free export,",
+    "No need to sort anything:", "Quick one for the count team:", "For the average user,", "Each step is simple:",
+    "As a first pass,", "Before the loop meeting,", "For the sum-up slide:",
+    "Group chat asked for this:", "Top priority:", "For every stakeholder's peace of mind,", "Once and for all,",
+    "Condition report prep:", "For the retry-policy review,",
+)
+#: a quoted distractor said before the request ("About \"Q3\":")
+DISTRACTOR_BEFORE = ("About", "Re:", "Ticket", "Subject:", "Context:", "Regarding", "Note", "Project", "Ref")
+DISTRACTOR_AFTER = (":", "--", ".", ",", " -")
+
+# --- common-word names -------------------------------------------------------------------------------------
+
+#: argument names that are ordinary English words, some of which the renderer also writes as connectors
+COMMON_ARG_NAMES = ("to", "from", "for", "in", "by", "on", "as", "at", "type", "name", "version", "title",
+                    "limit", "all", "with", "of", "date", "time", "query", "mode", "kind", "level", "format",
+                    "id", "key", "value", "text", "state", "status", "order", "sort", "filter", "count",
+                    "first", "last", "page", "size", "start", "end", "since", "until", "target", "source")
+
+#: realistic tools by domain: (name, arguments as (name, type) pairs, returns kind, return properties)
+DOMAIN_TOOLS: tuple[tuple[str, tuple[tuple[str, str], ...], str, tuple[str, ...]], ...] = (
+    ("get_weather", (("city", "string"), ("units", "string"), ("days", "number")), "object", ("temperature", "conditions")),
+    ("get_forecast", (("location", "string"), ("days", "number")), "array", ("date", "high", "low", "summary")),
+    ("calculate_area", (("shape", "string"), ("radius", "number"), ("width", "number")), "object", ("area", "unit")),
+    ("calculate_bmi", (("weight", "number"), ("height", "number")), "object", ("bmi", "category")),
+    ("solve_quadratic", (("a", "number"), ("b", "number"), ("c", "number")), "array", ("root", "real")),
+    ("get_stock_price", (("symbol", "string"), ("exchange", "string")), "object", ("price", "currency")),
+    ("convert_currency", (("amount", "number"), ("from", "string"), ("to", "string")), "object", ("result", "rate")),
+    ("book_flight", (("from", "string"), ("to", "string"), ("date", "string"), ("seats", "number")), "object",
+     ("confirmation", "price")),
+    ("search_hotels", (("city", "string"), ("nights", "number"), ("guests", "number")), "array",
+     ("name", "price", "rating", "address")),
+    ("send_email", (("to", "string"), ("subject", "string"), ("body", "string"), ("urgent", "boolean")), "text", ()),
+    ("send_message", (("channel", "string"), ("text", "string"), ("as", "string")), "object", ("id", "ts")),
+    ("create_ticket", (("title", "string"), ("priority", "string"), ("for", "string")), "object", ("id", "status")),
+    ("escalateTicket", (("ticketId", "string"), ("tier", "number")), "object", ("status", "owner")),
+    ("fetch_invoice", (("invoice_id", "string"),), "object", ("total", "due", "status")),
+    ("list_orders", (("status", "string"), ("since", "string"), ("limit", "number")), "array",
+     ("order_id", "status", "total", "created_at")),
+    ("refund_order", (("order_id", "string"), ("amount", "number"), ("reason", "string")), "object", ("refund_id",)),
+    ("get_movies", (("genre", "string"), ("year", "number")), "array", ("title", "year", "rating")),
+    ("get_player_stats", (("player", "string"), ("season", "number"), ("team", "string")), "object",
+     ("points", "assists")),
+    ("deploy_service", (("name", "string"), ("version", "string"), ("env", "string")), "object", ("status", "url")),
+    ("restart_pod", (("pod", "string"), ("namespace", "string"), ("force", "boolean")), "text", ()),
+    ("query_logs", (("service", "string"), ("level", "string"), ("since", "string"), ("limit", "number")), "array",
+     ("timestamp", "message", "level")),
+    ("scale_deployment", (("name", "string"), ("replicas", "number")), "object", ("replicas", "ready")),
+    ("getTimezone", (("location", "string"),), "object", ("zone", "offset")),
+    ("translate_text", (("text", "string"), ("from", "string"), ("to", "string")), "text", ()),
+    ("search_books", (("query", "string"), ("author", "string"), ("limit", "number")), "array",
+     ("title", "author", "isbn")),
+    ("get_user", (("id", "string"), ("fields", "string")), "object", ("name", "email", "role")),
+    ("list_users", (("team", "string"), ("active", "boolean")), "array", ("name", "email", "role", "team")),
+    ("set_thermostat", (("room", "string"), ("temperature", "number"), ("mode", "string")), "object", ("ok",)),
+    ("toggle_light", (("room", "string"), ("on", "boolean")), "text", ()),
+    ("schedule_meeting", (("title", "string"), ("date", "string"), ("time", "string"), ("with", "string")), "object",
+     ("event_id", "link")),
+    ("get_exchange_rate", (("base", "string"), ("target", "string")), "object", ("rate", "date")),
+    ("compute_interest", (("principal", "number"), ("rate", "number"), ("years", "number")), "object",
+     ("interest", "total")),
+    ("lookup_order", (("order_number", "string"),), "object", ("status", "eta", "carrier")),
+    ("check_inventory", (("sku", "string"), ("store", "string")), "object", ("quantity", "location")),
+    ("apply_coupon", (("code", "string"), ("cart_id", "string")), "object", ("discount", "total")),
+    ("get_definition", (("word", "string"), ("language", "string")), "array", ("sense", "example")),
+    ("create_vm", (("name", "string"), ("size", "string"), ("region", "string"), ("gpu", "boolean")), "object",
+     ("id", "ip")),
+    ("resolve_dns", (("name", "string"), ("type", "string")), "array", ("value", "ttl")),
+    ("get_repo", (("owner", "string"), ("repo", "string")), "object", ("stars", "forks", "language")),
+    ("list_issues", (("repo", "string"), ("state", "string"), ("label", "string")), "array",
+     ("number", "title", "state", "author")),
+)
+
+
+#: sentences that say why, before the request
+MORE_PREAMBLES = (
+    "I'm preparing the quarterly review.", "We have a customer waiting on this.", "Small favour needed.",
+    "Context: the on-call rotation just changed.", "Following up on yesterday's meeting.", "Here's what I need.",
+    "Hope you're well!", "Working on the migration today.", "My manager asked me to check something.",
+    "Long story short:", "Okay so", "Alright, next task.", "For the record,", "Heads up, two things.",
+    "Need this for a client call in ten minutes.", "Sorry to bother you again.", "FYI this is urgent.",
+)
+
+# Unsupported requests in ordinary prose ({A}, {B} rendered calls; {a}, {b} tool names; {p} a property).
+PROSE_UNSUPPORTED = {
+    "filter-sort-aggregate": (
+        "{A} and return the sum of all totals", "{A}, then tell me which one is the cheapest",
+        "{A} and give me the average of the results", "{A} but only keep the ones above 100",
+        "{A} and order them by {p}", "{A}, and count how many came back", "{A}; I just need the highest {p}",
+        "{A} and drop anything older than a week", "{A}, then rank the results by {p}",
+        "{A} and total up the {p} column", "{A} and show me the median {p}", "{A}, only the rows with a {p} over 5",
+        "{A} and sort by {p} descending", "{A}, then work out the mean {p}",
+        "{A}, keep only those whose {p} is above 10", "{A} and filter them to the open ones",
+        "{A}, then give me just the ones with a {p}", "{A} and add up every {p}", "{A}, grouped and counted by {p}",
+        "{A} and find the maximum {p}", "{A}, excluding anything with an empty {p}",
+    ),
+    "condition": (
+        "{A}, and if that comes back empty, {B}", "{A}. If it's over budget, {B}", "{A}; should it fail, {B}",
+        "{A} but only when the first one is ok", "{A}, and in case nothing is found, {B}",
+        "{A} and, depending on the answer, {B}", "{A}. Assuming it works, {B}", "Only if {a} says yes, {B}",
+        "{A}; if the {p} is negative, {B}", "{A}, and provided it succeeds, {B}",
+        "If {a} finds anything, {B}", "{A}. If not, {B}", "{A}, but if that errors out {B}",
+        "{A}; in the event it returns nothing, {B}", "{A}, else {B}", "{A} -- only {b} if the first one worked",
+        "{A} and when it is done, if it failed, {B}", "{A}. Should the {p} be missing, {B}",
+    ),
+    "loop": (
+        "{A} for all users in the list", "{A} once per customer", "{A} for every region we have",
+        "go through each team and {B}", "{A} over and over until it is empty", "{A} for each of the results",
+        "{A}, one call per item", "{A} for each page", "do {A} for every ticket in the queue",
+        "{A} and keep going until there are no more pages",
+    ),
+    "retry": (
+        "{A}, and if it times out try it again", "{A}; keep at it until it works", "{A} and retry on failure",
+        "{A} -- if it errors, give it another go", "{A}, trying again a couple of times if needed",
+        "{A} with up to 5 attempts", "{A} and re-run it when it fails",
+    ),
+    "dependency": (
+        "{A}, then use the id from that to {b}", "{A} and pass whatever it returns into {b}",
+        "{A}, then {b} with the {p} you got back", "{A}, then call {b} on its output",
+        "look up with {a} and plug the result into {b}", "{A}; take the {p} from it and {B}",
+        "{A}, and with that answer, {B}", "{A} and then {b} using the first result",
+    ),
+}
+
+#: Every English word the renderer itself writes. A tool name is never one of them; an argument name or a
+#: return property may be one of the common words above (the renderer then never writes that word as a
+#: connector beside a value, where a reader could not tell which it is).
+PHRASE_WORDS = _phrase_words()

@@ -1,0 +1,135 @@
+"""The phrasing grammar: every form of every axis is reachable, renderings say how they were phrased,
+repeated calls named once decode, and nothing a reader could read two ways is ever rendered."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+
+from conformance import training
+from reference.catalog import Catalog
+from reference.lexer import lex
+from reference.plan import validate_plan
+from reference.planner import decode
+from strategies._internal.instructions import AXES, SUPPORTED, instructions, sample
+from strategies._internal.rendering import _check_unambiguous, Ambiguous
+
+CATALOG = Catalog.from_json([
+    {"name": "convert_currency", "arguments": {"amount": "number", "from": "string", "to": "string"},
+     "required": ["amount"], "returns": {"kind": "object", "properties": ["result"]}},
+    {"name": "get_stock_price", "arguments": {"symbol": "string"}, "required": ["symbol"],
+     "returns": {"kind": "object", "properties": ["price"]}},
+])
+
+
+def _samples(n: int) -> list:  # type: ignore[type-arg]
+    out = []
+    for seed in range(n):
+        inst = sample(random.Random(seed), "supported", SUPPORTED[seed % 4], augment=seed % 2 == 0)
+        if inst is not None:
+            out.append(inst)
+    return out
+
+
+def test_every_form_of_every_axis_is_rendered() -> None:
+    seen = {label for inst in _samples(1500) for label in inst.axes}
+    missing = [f"{axis}={form}" for axis, forms in AXES.items() for form in forms if f"{axis}={form}" not in seen]
+    assert missing == []
+
+
+def test_renderings_label_their_axes_with_known_forms() -> None:
+    for inst in _samples(200):
+        assert inst.axes, inst.text
+        for label in inst.axes:
+            axis, _, form = label.partition("=")
+            assert form in AXES[axis], label
+        assert any(label.startswith("tool=") for label in inst.axes)
+
+
+def test_a_tool_named_once_for_two_calls_decodes_to_two_calls() -> None:
+    text = 'run get_stock_price twice, once with symbol "NVDA" and once with symbol "AMD"'
+    tokens = lex(text).tokens
+    tags = ["O"] * len(tokens)
+    words = [t.text for t in tokens]
+    tags[1] = "CALL"
+    tags[words.index("once")] = "O"
+    second = len(words) - 1 - words[::-1].index("once")
+    tags[second] = "AGAIN"
+    for i, w in enumerate(words):
+        if w == "symbol":
+            tags[i], tags[i + 1] = "ARG<", "VAL<"
+    plan = decode(tokens, tags, "sequential", "default", CATALOG)
+    assert plan == {"mode": "sequential", "output": {"kind": "all"}, "calls": [
+        {"tool": "get_stock_price", "args": {"symbol": "NVDA"}},
+        {"tool": "get_stock_price", "args": {"symbol": "AMD"}},
+    ]}
+
+
+def test_again_with_no_call_before_it_is_a_diagnostic() -> None:
+    tokens = lex('again with symbol "A"').tokens
+    assert isinstance(decode(tokens, ["AGAIN", "O", "O", "O"], "sequential", "default", CATALOG), str)
+
+
+def test_a_connector_that_is_an_argument_name_beside_a_value_is_refused() -> None:
+    # "to" is an argument of convert_currency: written as a connector before a value, a reader cannot tell
+    tokens = lex('convert_currency amount set to 5').tokens
+    with pytest.raises(Ambiguous):
+        _check_unambiguous(tokens, ["CALL", "ARG<", "O", "O", "VAL<"], CATALOG)
+    # the same word away from any value is a plain word
+    tokens = lex('send it to convert_currency with amount 5').tokens
+    _check_unambiguous(tokens, ["O", "O", "O", "CALL", "O", "ARG<", "VAL<"], CATALOG)
+
+
+@settings(max_examples=100)
+@given(instructions())
+def test_no_rendering_writes_an_argument_name_as_a_word_beside_a_value(inst) -> None:  # type: ignore[no-untyped-def]
+    tokens = lex(inst.text).tokens
+    args = {a for t in inst.catalog.tools for a, _ in t.arguments}
+    tools = {t.name for t in inst.catalog.tools}
+    for i, (tok, tag) in enumerate(zip(tokens, inst.tags)):
+        if tag == "O" and tok.kind == "word":
+            assert tok.text not in tools
+            if tok.text in args:
+                assert all(tokens[j].kind not in ("string", "number", "boolean")
+                           for j in (i - 1, i + 1) if 0 <= j < len(tokens)), inst.text
+
+
+def test_held_out_forms_never_reach_the_training_data() -> None:
+    held = ("tool=paren", "arg=bare-back")
+    kept = [training._example(seed, 4096, frozenset(held)) for seed in range(1_000_000, 1_000_400)]
+    everything = [training._example(seed, 4096) for seed in range(1_000_000, 1_000_400)]
+    assert sum(e is not None for e in kept) < sum(e is not None for e in everything)
+    unseen = training.by_form(30, held)
+    assert len(unseen) == 30 and all(set(held) & set(i.axes) for i in unseen)
+
+
+def test_an_unknown_form_is_named_with_the_known_ones() -> None:
+    with pytest.raises(ValueError, match="tool=paren"):
+        training.check_forms(["tool=telepathy"])
+
+
+def _decode(text: str, tags: list[str]):  # type: ignore[no-untyped-def]
+    return decode(lex(text).tokens, tags, "sequential", "default", CATALOG)
+
+
+def test_a_value_whose_name_is_taken_fills_the_name_on_its_other_side() -> None:
+    # both values tagged "the name before": the second one's name before is filled, the one after is not
+    text = 'convert_currency amount 5 "USD" from'
+    plan = _decode(text, ["CALL", "ARG<", "VAL<", "VAL<", "ARG<"])
+    assert plan["calls"][0]["args"] == {"amount": 5, "from": "USD"}
+
+
+def test_an_argument_name_with_no_value_is_a_plain_word() -> None:
+    # "to" tagged as an argument but given no value: left out (the plan is still valid: "to" is optional)
+    plan = _decode('convert_currency amount 5 to', ["CALL", "ARG<", "VAL<", "ARG<"])
+    assert plan["calls"][0]["args"] == {"amount": 5}
+    # a required one left without a value is refused by validation, which follows decoding
+    assert validate_plan(_decode('convert_currency amount', ["CALL", "ARG<"]), CATALOG) != []
+
+
+def test_one_argument_given_twice_with_one_value_is_one_argument_and_with_two_a_diagnostic() -> None:
+    same = _decode('get_stock_price symbol "A" symbol "A"', ["CALL", "ARG<", "VAL<", "ARG<", "VAL<"])
+    assert same["calls"][0]["args"] == {"symbol": "A"}
+    assert "two values" in _decode('get_stock_price symbol "A" symbol "B"', ["CALL", "ARG<", "VAL<", "ARG<", "VAL<"])
