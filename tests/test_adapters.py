@@ -152,25 +152,28 @@ def test_an_implementation_that_closes_stdout_and_keeps_running_is_errored() -> 
     adapter.close()
 
 
-def test_an_overlong_line_is_errored_and_not_kept() -> None:
-    adapter = _adapter("huge-line", timeout=10.0)
+def _answers_and_growth(how: str, n: int, timeout: float) -> tuple[list[object], int]:
+    """Answers of ``n`` requests to a warmed misbehaving process, and how much the kit's peak memory grew
+    meanwhile (KiB)."""
+    adapter = _adapter(how, timeout=timeout)
     _warm(adapter)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    answers = adapter.exchange([GOOD] * 12)
+    answers = adapter.exchange([GOOD] * n)
     adapter.close()
+    return list(answers), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+
+
+def test_an_overlong_line_is_errored_and_not_kept() -> None:
+    answers, growth = _answers_and_growth("huge-line", 12, 10.0)
     assert any(isinstance(a, Errored) and "over the" in a.reason for a in answers)
     assert sum(isinstance(a, dict) for a in answers) >= 10
-    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100 << 10  # KiB: it held no 20 MB line
+    assert growth < 100 << 10  # KiB: it held no 20 MB line
 
 
 def test_endless_output_without_a_newline_costs_the_kit_nothing() -> None:
-    adapter = _adapter("endless", timeout=3.0)
-    _warm(adapter)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    answers = adapter.exchange([GOOD] * 2)
-    adapter.close()
+    answers, growth = _answers_and_growth("endless", 2, 3.0)
     assert all(isinstance(a, Errored) for a in answers)
-    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100 << 10
+    assert growth < 100 << 10
 
 
 @pytest.mark.parametrize("how", ["child", "daemon"])
