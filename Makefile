@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet $(TORCH)
-	$(BIN)/pip install --quiet -e '.[planner,test]'
+	$(BIN)/pip install --quiet -e '.[planner,openai,serve,test]'
 	touch $(STAMP)
 
 ## Certify the reference implementation with the kit (the main job): the whole pipeline, planner and
@@ -39,6 +39,7 @@ bench: $(STAMP)
 	$(BIN)/codemode bench js
 	$(BIN)/codemode bench plan --contended
 	$(BIN)/codemode bench fuzz
+	$(BIN)/codemode bench openai
 
 ## Rebuild the shipped weights of the reference model (fixed seed, CPU, under 30 minutes on 2 cores).
 train: $(STAMP)

@@ -35,6 +35,9 @@ class Errored:
 
     reason: str
     stderr: str = ""
+    #: the class of an HTTP planner's condition (``refused``, ``unavailable``, …: see
+    #: ``conformance.openai.driver.CONDITIONS``); None for a command's or a function's failure
+    condition: str | None = None
 
 
 Answer = dict[str, Any] | Errored

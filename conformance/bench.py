@@ -257,3 +257,113 @@ def bench_fuzz(*, seconds: float = 60.0, workers: int = 2) -> int:
                   f"  ({len(merged['buckets'])} buckets)")
     print(f"\ntarget >= 1000 cases/s on {workers} workers: {'met' if rates[0] >= 1000 else 'NOT met'}")
     return 0
+
+
+def bench_openai(*, requests: int = 2000, latency: float = 0.2, concurrency: int = 32) -> int:
+    """``codemode bench openai``: the driver against the kit's fake, run as a process of its own.
+
+    * answered requests per second at ``concurrency`` 32 when every answer takes ``latency`` (200 ms):
+      what bounds certifying a slow server (the ideal is concurrency / latency, 160/s);
+    * the driver's own cost per request with no latency, one request at a time: its time minus a
+      baseline's, a bare httpx POST of the same request body to the same server, measured in the same
+      run (prompt, schema, canonical body, reading, decoding and validating the answer).
+
+    Requests use 50 catalogs in turn (their schemas are built once each and cached, as in a run)."""
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    import httpx
+
+    from conformance.openai.driver import DriverOptions, OpenAIAdapter
+
+    def catalog(k: int) -> list[dict[str, Any]]:
+        return [{"name": "get_weather", "arguments": {"city": "string", "units": "string"}, "required": ["city"],
+                 "returns": {"kind": "object"}},
+                {"name": f"list_users_{k}", "arguments": {"team": "string", "limit": "number"}, "required": ["team"],
+                 "returns": {"kind": "array", "properties": ["id", "name"]}}]
+
+    reqs = [{"instruction": f'call get_weather with city "Paris {k}"', "tools": catalog(k % 50)}
+            for k in range(requests)]
+    answer = {"plan": {"mode": "single", "calls": [{"tool": "get_weather", "args": {"city": "Paris"}}],
+                       "output": {"kind": "last"}}}
+
+    def fake(latency_s: float) -> tuple[subprocess.Popen[str], str]:
+        script = Path(tempfile.mkdtemp(prefix="codemode-bench-")) / "script.json"
+        script.write_text(f'[{{"answer": {jsonio_dumps(answer)}, "times": "*", "latency": {latency_s}}}]')
+        proc = subprocess.Popen([sys.executable, "-m", "conformance.cli", "fake-openai", "--script", str(script),
+                                 "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        assert proc.stdout is not None
+        return proc, proc.stdout.readline().split()[-1]
+
+    print(f"codemode bench openai: the driver against the kit's fake (a separate process), {os.cpu_count()} CPUs")
+    slow = min(requests, 20 * concurrency)
+    proc, url = fake(latency)
+    try:
+        adapter = OpenAIAdapter(DriverOptions(url=url, model="fake", concurrency=concurrency))
+        adapter.exchange(reqs[:concurrency])  # connections opened, schemas cached
+        started = time.perf_counter()
+        got = adapter.exchange(reqs[:slow])
+        seconds = time.perf_counter() - started
+        adapter.close()
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    answered = sum(isinstance(a, dict) for a in got)
+    ideal = concurrency / latency
+    print(f"  {latency * 1000:.0f} ms per answer, concurrency {concurrency}: {answered / seconds:8.1f} answered requests/s"
+          f" ({answered} of {slow} in {seconds:.2f}s; ideal {ideal:.0f}/s, ratio {answered / seconds / ideal:.2f})")
+
+    proc, url = fake(0)
+    try:
+        adapter = OpenAIAdapter(DriverOptions(url=url, model="fake", concurrency=1))
+        adapter.exchange(reqs[:100])  # warm: schemas cached, the connection open
+        fast = reqs[:requests]
+        bodies = [adapter.driver.body(adapter.options.prompt.messages(
+            r["instruction"], r["tools"], mode="strict", schema={}), r["tools"]) for r in fast]
+        from conformance.openai.driver import NO_DELAY
+
+        endpoint = url + "/chat/completions"
+        with httpx.Client(timeout=30, trust_env=False, headers={"content-type": "application/json"},
+                          transport=httpx.HTTPTransport(socket_options=[NO_DELAY])) as client:
+            for body in bodies[:100]:
+                client.post(endpoint, content=body)
+            base_started = time.perf_counter()
+            for body in bodies:
+                client.post(endpoint, content=body).read()
+            base = (time.perf_counter() - base_started) / len(bodies)
+
+        async def bare_async() -> float:  # the driver's own HTTP client, alone, on one event loop
+            async with httpx.AsyncClient(timeout=30, trust_env=False, headers={"content-type": "application/json"},
+                                         transport=httpx.AsyncHTTPTransport(socket_options=[NO_DELAY])) as client:
+                for body in bodies[:100]:
+                    await client.post(endpoint, content=body)
+                began = time.perf_counter()
+                for body in bodies:
+                    await client.post(endpoint, content=body)
+                return (time.perf_counter() - began) / len(bodies)
+
+        import asyncio
+
+        base_async = asyncio.run(bare_async())
+        started = time.perf_counter()
+        for r in fast:
+            adapter.exchange([r])
+        driver = (time.perf_counter() - started) / len(fast)
+        adapter.close()
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    print(f"  no latency, one at a time: driver {driver * 1000:.3f} ms per request; baselines, the same bodies"
+          f" POSTed bare: httpx.AsyncClient {base_async * 1000:.3f} ms, httpx.Client {base * 1000:.3f} ms")
+    print(f"  driver overhead: {(driver - base_async) * 1000:.3f} ms per request over its own HTTP client"
+          f" (ratio {driver / base_async:.2f}), {(driver - base) * 1000:.3f} ms over a blocking client"
+          f" (ratio {driver / base:.2f})")
+    return 0
+
+
+def jsonio_dumps(value: Any) -> str:
+    from reference import jsonio
+
+    return jsonio.dumps(value)

@@ -59,6 +59,9 @@ def _parser() -> argparse.ArgumentParser:
     target = cert.add_mutually_exclusive_group(required=True)
     target.add_argument("--cmd", help="the command of the implementation under test (run with the shell)")
     target.add_argument("--python", metavar="MODULE:FUNCTION", help="an in-process implementation: line in, line out")
+    target.add_argument("--openai", metavar="URL", help="a planner behind an OpenAI-compatible server, such as"
+                        " http://127.0.0.1:8000/v1 (plain HTTP only to this machine); with --model")
+    _openai_arguments(cert)
     cert.add_argument("--role", choices=("compiler", "planner", "pipeline"), default=None,
                       help="what the implementation is (default: the manifest's role, else pipeline)")
     cert.add_argument("--manifest", type=Path, metavar="FILE",
@@ -96,7 +99,8 @@ def _parser() -> argparse.ArgumentParser:
                            " default: the independent corpora shipped with the kit)")
     cert.add_argument("--no-english", action="store_true",
                       help="measure no hand-written corpus (planner and pipeline roles measure them by default)")
-    cert.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for each answer (default 10)")
+    cert.add_argument("--timeout", type=float, default=None,
+                      help="seconds to wait for each answer (default 10; with --openai 60, for each attempt)")
     cert.add_argument("--js-timeout", type=float, default=2.0, metavar="S",
                       help="the JS time limit of one case run alone (default 2; a batch of cases has 5 times as long)")
     cert.add_argument("--tokenizer", choices=("reference", "own"), default=None,
@@ -135,11 +139,21 @@ def _parser() -> argparse.ArgumentParser:
                       help="of each worker's time, for cases Hypothesis draws; the rest are sampled from a seeded"
                            " random.Random, about a hundred times faster (default 0.1; 1: Hypothesis only)")
 
+    serve = sub.add_parser("serve", help="the reference planner behind an OpenAI-compatible /v1/chat/completions")
+    serve.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="the port (default 8000; 0: any free port)")
+
+    fake = sub.add_parser("fake-openai", help="a scripted OpenAI-compatible server for tests (see conformance.openai.fake)")
+    fake.add_argument("--script", type=Path, required=True, metavar="FILE", help="the attempts, as JSON or JSON Lines")
+    fake.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
+    fake.add_argument("--port", type=int, default=0, help="the port (default 0: any free port, printed at start)")
+    fake.add_argument("--model", default=None, help="the model id /v1/models lists")
+
     spec = sub.add_parser("spec", help="the clauses of SPEC.md, or one clause's text")
     spec.add_argument("clause", nargs="?", help="a clause id such as JS-PARALLEL")
 
     bench = sub.add_parser("bench", help="measure the kit's throughput")
-    bench.add_argument("what", choices=("js", "plan", "fuzz"))
+    bench.add_argument("what", choices=("js", "plan", "fuzz", "openai"))
     bench.add_argument("--seconds", type=float, default=60.0, help="fuzz: how long each campaign runs (default 60)")
     bench.add_argument("--cases", type=int, default=2000, help="cases to check (default 2000)")
     bench.add_argument("--batch", type=int, default=200, help="cases per V8 eval in the batched modes (default 200)")
@@ -149,6 +163,61 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--contended", action="store_true",
                        help="plan: measure again with another process keeping one core busy, side by side")
     return parser
+
+
+def _openai_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("a planner behind an OpenAI-compatible server (--openai URL)")
+    group.add_argument("--model", help="the model id as the server names it (meta-llama/Llama-3.1-8B-Instruct)")
+    group.add_argument("--mode", choices=("strict", "json_only", "none"), default="strict",
+                       help="strict: response_format with the answer's strict JSON Schema (default); json_only:"
+                       " a JSON object, the schema in the prompt; none: the schema in the prompt only")
+    group.add_argument("--prompt", type=Path, metavar="FILE",
+                       help="a prompt template with {{catalog}} and {{answer_format}} slots (default: the kit's"
+                       " versioned prompt; every report records the prompt's digest)")
+    group.add_argument("--max-tokens", type=int, default=2048, metavar="N", help="max_tokens of each request (default 2048)")
+    group.add_argument("--attempts", type=int, default=1, metavar="N",
+                       help="1 to 3: answers asked for per request, repairs of a non-JSON or schema-breaking answer"
+                       " included (default 1)")
+    group.add_argument("--concurrency", type=int, default=8, metavar="N", help="requests in flight (default 8)")
+    group.add_argument("--api-key-env", metavar="NAME",
+                       help="send the key in this environment variable as a bearer token (never written anywhere)")
+    group.add_argument("--record", type=Path, metavar="FILE", help="keep every answer, by request digest, in FILE")
+    group.add_argument("--replay", type=Path, metavar="FILE",
+                       help="answer from a recording alone (no socket is opened; an unrecorded request errors as"
+                       " not_recorded)")
+
+
+def _openai_options(args: argparse.Namespace) -> Any:
+    """The driver's options from the command line (raises CannotStart for bad ones)."""
+    from conformance.openai.driver import DriverOptions
+    from conformance.openai.prompt import Prompt
+    from conformance.process import CannotStart
+
+    if not args.model:
+        raise CannotStart("--openai needs --model NAME (the model id as the server names it)")
+    try:
+        prompt = Prompt.from_file(args.prompt) if args.prompt is not None else Prompt.shipped()
+    except (OSError, ValueError) as err:
+        raise CannotStart(f"--prompt: {err}") from err
+    return DriverOptions(url=args.openai, model=args.model, mode=args.mode, prompt=prompt, max_tokens=args.max_tokens,
+                         timeout=args.timeout, attempts=args.attempts, concurrency=args.concurrency,
+                         api_key_env=args.api_key_env, record=args.record, replay=args.replay)
+
+
+def _openai_target(args: argparse.Namespace) -> str:
+    """The --openai part of a replay command (never a credential: only its variable's name)."""
+    bits = ["--openai", _quote(args.openai), "--model", _quote(args.model), "--mode", args.mode]
+    if args.prompt is not None:
+        bits += ["--prompt", _quote(str(args.prompt.resolve()))]
+    if args.attempts != 1:
+        bits += ["--attempts", str(args.attempts)]
+    if args.max_tokens != 2048:
+        bits += ["--max-tokens", str(args.max_tokens)]
+    if args.api_key_env:
+        bits += ["--api-key-env", args.api_key_env]
+    if args.replay is not None:
+        bits += ["--replay", _quote(str(args.replay.resolve()))]
+    return " ".join(bits)
 
 
 def _threads(text: str) -> int:
@@ -182,12 +251,24 @@ def main(argv: list[str] | None = None) -> int:
         return _fuzz(args)
     if args.command == "spec":
         return _spec(args)
+    if args.command == "serve":
+        from conformance.openai.serve import main as serve_main
+
+        return serve_main(args.host, args.port)
+    if args.command == "fake-openai":
+        from conformance.openai.fake import main as fake_main
+
+        return fake_main(args.script, args.host, args.port, args.model)
     if args.command == "bench":
         if args.what == "plan":
             from conformance.bench import bench_plan
 
             return bench_plan(instructions=args.cases, workers=args.workers, threads=args.threads or None,
                               contended=args.contended)
+        if args.what == "openai":
+            from conformance.bench import bench_openai
+
+            return bench_openai(requests=args.cases)
         if args.what == "fuzz":
             from conformance.bench import bench_fuzz
 
@@ -308,6 +389,16 @@ def _settle(args: argparse.Namespace) -> tuple[dict[str, object], object]:
         raise ValueError("--repeat is at least 1")
     if args.budget is not None and args.budget <= 0:
         raise ValueError("--budget is a number of seconds above 0")
+    openai = getattr(args, "openai", None)
+    if args.timeout is None:
+        args.timeout = 60.0 if openai else 10.0
+    if openai:
+        if args.role not in (None, "planner"):
+            raise ValueError("--openai certifies a planner: its server answers plans, not js (use --role planner)")
+        args.role = "planner"
+    elif any(getattr(args, name, None) not in (None, default) for name, default in (
+            ("model", None), ("record", None), ("replay", None), ("prompt", None), ("api_key_env", None))):
+        raise ValueError("--model, --prompt, --api-key-env, --record and --replay are options of --openai")
     if args.timeout <= 0 or args.js_timeout <= 0:
         raise ValueError("--timeout and --js-timeout are numbers of seconds above 0")
     for key, default in (("role", "pipeline"), ("tokenizer", "reference")):
@@ -361,10 +452,14 @@ def _certify(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"codemode certify: {err}", file=sys.stderr)
         return EXIT_USAGE
-    target = f"--cmd {_quote(args.cmd)}" if args.cmd else f"--python {args.python}"
+    target = f"--cmd {_quote(args.cmd)}" if args.cmd else _openai_target(args) if args.openai else f"--python {args.python}"
     cwd = os.getcwd()
 
     def fresh() -> Any:
+        if args.openai:
+            from conformance.openai.driver import OpenAIAdapter
+
+            return OpenAIAdapter(_openai_options(args))
         return make_adapter(command=args.cmd, python=args.python, timeout=args.timeout, role=args.role, cwd=cwd)
 
     try:
@@ -383,9 +478,12 @@ def _certify(args: argparse.Namespace) -> int:
                 reason, stderr = problem
                 from conformance.report import shown
 
-                print(f"codemode certify: smoke test failed, so nothing was certified: {shown(reason)}.\n"
-                      "The command did not answer a few trivial requests with one JSON object per line; check that it"
-                      " starts, reads JSON Lines on stdin and flushes one answer per request.", file=sys.stderr)
+                advice = ("The server did not answer a few trivial requests; check the address (it ends where"
+                          " /chat/completions begins, often /v1), the model's name and the key." if args.openai else
+                          "The command did not answer a few trivial requests with one JSON object per line; check that"
+                          " it starts, reads JSON Lines on stdin and flushes one answer per request.")
+                print(f"codemode certify: smoke test failed, so nothing was certified: {shown(reason)}.\n{advice}",
+                      file=sys.stderr)
                 if stderr.strip():
                     print("its stderr:\n" + "\n".join(shown(line) for line in stderr.rstrip().split("\n")), file=sys.stderr)
                 return EXIT_USAGE
@@ -412,6 +510,8 @@ def _certify(args: argparse.Namespace) -> int:
     if progress is not None:
         print("\r\x1b[2K", end="", file=sys.stderr)
     report = json_report(run, implementation=adapter.description, target=target, manifest=manifest)
+    if hasattr(adapter, "summary"):
+        report["driver"] = adapter.summary()
     if english:
         report["english"] = english
     text = text_report(report)
@@ -527,6 +627,8 @@ def smoke(adapter: Any, role: str = "compiler") -> tuple[str, str] | None:
         answers = adapter.exchange(batch)
         for answer in answers:
             if isinstance(answer, Errored):
+                if answer.condition not in (None, "misconfigured", "unavailable"):
+                    continue  # a server that answers is wired; what it answered is judged, and counted by class
                 return answer.reason, answer.stderr
     faults = getattr(adapter, "faults", None)
     if faults:

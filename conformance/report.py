@@ -158,6 +158,7 @@ def json_report(
         "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": _cpus()},
         "cases": run.cases,
         "corpus_cases": run.replayed,
+        **({"errored_by_class": dict(sorted(run.conditions.items()))} if run.conditions else {}),
         "budget_seconds": run.profile.seconds,
         "stopped": run.stopped,
         "repeat": run.profile.repeat,
@@ -298,6 +299,7 @@ def text_report(report: dict[str, Any]) -> str:
         lines += ["", f"FLAKY case {flaky['case_id']}: outcomes {', '.join(flaky['outcomes'])} over"
                   f" {report['repeat']} repeats ({', '.join(flaky['clauses']) or 'no clause named'})",
                   f"  request: {flaky['request']}", f"  replay: {flaky['replay']}"]
+    lines += _driver_text(report)
     from conformance import english
 
     lines += english.text(report.get("english", {}))
@@ -306,6 +308,32 @@ def text_report(report: dict[str, Any]) -> str:
               + (f"; {s['flaky cases']} flaky cases (judged differently on repeats, reported apart from failures)"
                  if s.get("flaky cases") else "")]
     return "\n".join(lines)
+
+
+def _driver_text(report: dict[str, Any]) -> list[str]:
+    """What the text report says of an HTTP planner's driver and of errored cases by class."""
+    lines: list[str] = []
+    if report.get("errored_by_class"):
+        lines += ["", "errored cases by class: " + ", ".join(f"{k} {v}" for k, v in report["errored_by_class"].items())]
+    d = report.get("driver")
+    if not d:
+        return lines
+    lines += ["", f"driver: {shown(d['url'])} model {shown(d['model'])}, mode {d['mode']}, prompt {shown(d['prompt']['name'])}"
+              f" {d['prompt']['digest']}, {d['attempts']} attempt(s) of {d['timeout']:g}s, concurrency {d['concurrency']}",
+              f"  answers: {d['answers']['first_try']} at the first try, {d['answers']['repaired']} after a repair"
+              + ("; conditions: " + ", ".join(f"{k} {v}" for k, v in d["conditions"].items()) if d["conditions"] else "")]
+    if "record" in d:
+        lines.append(f"  recorded to {shown(d['record']['file'])}")
+    if "replay" in d:
+        r = d["replay"]
+        lines.append(f"  replayed from {shown(r['file'])}: {r['unused']} recorded answers unused"
+                     + (f" ({', '.join(u[:19] + '…' for u in r['unused_requests'][:5])})" if r["unused"] else ""))
+    fake = d.get("fake")
+    if fake:
+        lines.append(f"  the fake: {fake.get('served', 0)} requests served; fake_exhausted {fake.get('exhausted', 0)};"
+                     f" fake_unused {len(fake.get('unused', []))}"
+                     + (f" ({', '.join(shown(str(u)) for u in fake['unused'][:8])})" if fake.get("unused") else ""))
+    return lines
 
 
 def dump(report: dict[str, Any]) -> str:
@@ -329,6 +357,9 @@ def jsonl_report(run: Run, report: dict[str, Any]) -> str:
             ]
             if entry.answer is not None:
                 line["answer"] = entry.answer
+            if entry.error is not None:
+                line["error"] = {"reason": entry.error.reason, **({"class": entry.error.condition}
+                                                                  if entry.error.condition else {})}
             line["replay"] = replay_command(report["target"], run.role, case.to_json())
         lines.append(line)
     for record in report["clauses"]:

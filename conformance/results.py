@@ -89,6 +89,7 @@ class LogEntry:
     outcome: str  # passed, failed, errored, flaky
     violations: tuple[Violation, ...]
     answer: str | None  # the answer's JSON text, shortened (kept for cases that did not pass)
+    error: Errored | None = None  # why an errored case has no usable answer
 
 
 @dataclass(slots=True)
@@ -111,6 +112,8 @@ class Run:
     flaky: list[tuple[Any, list[Any]]] = field(default_factory=list)
     #: why the run stopped before its profile's search was done (its time budget), or None
     stopped: str | None = None
+    #: errored cases by the class of their condition (an HTTP planner's ``refused``, ``unavailable``, …)
+    conditions: Counter[str] = field(default_factory=Counter)
     started: float = field(default_factory=time.time)
     seconds: float = 0.0
 
@@ -123,7 +126,9 @@ class Run:
         answer = None
         if result.outcome != "passed" and result.answer is not None:
             answer = _excerpt(result.answer)
-        self.log.append(LogEntry(result.case, result.outcome, tuple(result.violations), answer))
+        self.log.append(LogEntry(result.case, result.outcome, tuple(result.violations), answer, result.errored))
+        if result.errored is not None and result.errored.condition:
+            self.conditions[result.errored.condition] += 1
         for score in result.scores:
             tally_s = self.scores.setdefault(score.metric, ScoreTally())
             tally_s.total[score.family] += 1

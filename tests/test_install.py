@@ -67,3 +67,14 @@ def test_the_installed_plugin_certifies_inside_pytest(installed: Path, tmp_path:
 def test_the_planner_needs_its_extra_and_says_so(installed: Path, tmp_path: Path) -> None:
     proc = _run(installed / "codemode", "plan", cwd=tmp_path)
     assert proc.returncode == 2 and "codemode-conformance-kit[planner]" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_http_planners_need_their_extras_and_say_so(installed: Path, tmp_path: Path) -> None:
+    proc = _run(installed / "codemode", "certify", "--openai", "http://127.0.0.1:9/v1", "--model", "m", cwd=tmp_path)
+    assert proc.returncode == 2 and "codemode-conformance-kit[openai]" in proc.stderr and "Traceback" not in proc.stderr
+    proc = _run(installed / "codemode", "serve", "--port", "0", cwd=tmp_path)
+    assert proc.returncode == 2 and "codemode-conformance-kit[serve]" in proc.stderr and "Traceback" not in proc.stderr
+    # the versioned prompt ships in the wheel
+    proc = _run(installed / "python", "-c", "from conformance.openai.prompt import Prompt; print(Prompt.shipped().digest)",
+                cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout.startswith("sha256:"), proc.stderr[-2000:]
