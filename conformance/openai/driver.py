@@ -289,12 +289,14 @@ class Driver:
 
     def _body(self, messages: list[dict[str, str]], catalog: answers.ForCatalog) -> bytes:
         request: dict[str, Any] = {"model": self.options.model, "messages": messages, "max_tokens": self.options.max_tokens}
-        if self.options.mode == "strict":
-            request["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": SCHEMA_NAME, "strict": True, "schema": catalog.strict}}
-        elif self.options.mode == "json_only":
+        if self.options.mode == "json_only":
             request["response_format"] = {"type": "json_object"}
-        return json.dumps(request, sort_keys=True, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+        text = json.dumps(request, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+        if self.options.mode == "strict":
+            # "response_format" sorts after every other key: the catalog's schema text, made once, goes last
+            text = (text[:-1] + ',"response_format":{"json_schema":{"name":' + json.dumps(SCHEMA_NAME)
+                    + ',"schema":' + catalog.strict_json + ',"strict":true},"type":"json_schema"}}')
+        return text.encode("ascii")
 
     async def answer(self, request: dict[str, Any]) -> Outcome:
         instruction, tools = request.get("instruction"), request.get("tools")

@@ -83,6 +83,8 @@ class ForCatalog:
 
     strict: dict[str, Any]
     validator: jsonschema.Draft202012Validator
+    #: the strict schema as canonical JSON text (sorted keys, ASCII, no spaces), for request bodies
+    strict_json: str
 
     def problem(self, document: Any) -> tuple[str, str] | None:
         """Where ``document`` breaks the schema: ``(path, rule)``, the path a JSON Pointer
@@ -96,7 +98,9 @@ class ForCatalog:
 
 @lru_cache(maxsize=512)
 def for_catalog(tools_key: str) -> ForCatalog:
-    return ForCatalog(strict=_schema(tools_key, True), validator=_validator(tools_key))
+    strict = _schema(tools_key, True)
+    return ForCatalog(strict=strict, validator=_validator(tools_key),
+                      strict_json=json.dumps(strict, sort_keys=True, ensure_ascii=True, separators=(",", ":")))
 
 
 def _schema(tools_json: str, strict: bool) -> dict[str, Any]:
