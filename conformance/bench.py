@@ -278,6 +278,7 @@ def bench_openai(*, requests: int = 2000, latency: float = 0.2, concurrency: int
     import httpx
 
     from conformance.openai.driver import DriverOptions, OpenAIAdapter
+    from reference import jsonio
 
     def catalog(k: int) -> list[dict[str, Any]]:
         return [{"name": "get_weather", "arguments": {"city": "string", "units": "string"}, "required": ["city"],
@@ -292,7 +293,7 @@ def bench_openai(*, requests: int = 2000, latency: float = 0.2, concurrency: int
 
     def fake(latency_s: float) -> tuple[subprocess.Popen[str], str]:
         script = Path(tempfile.mkdtemp(prefix="codemode-bench-")) / "script.json"
-        script.write_text(f'[{{"answer": {jsonio_dumps(answer)}, "times": "*", "latency": {latency_s}}}]')
+        script.write_text(jsonio.dumps([{"answer": answer, "times": "*", "latency": latency_s}]))
         proc = subprocess.Popen([sys.executable, "-m", "conformance.cli", "fake-openai", "--script", str(script),
                                  "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         assert proc.stdout is not None
@@ -363,9 +364,3 @@ def bench_openai(*, requests: int = 2000, latency: float = 0.2, concurrency: int
           f" (ratio {driver / base_async:.2f}), {(driver - base) * 1000:.3f} ms over a blocking client"
           f" (ratio {driver / base:.2f})")
     return 0
-
-
-def jsonio_dumps(value: Any) -> str:
-    from reference import jsonio
-
-    return jsonio.dumps(value)

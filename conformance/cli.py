@@ -396,8 +396,7 @@ def _settle(args: argparse.Namespace) -> tuple[dict[str, object], object]:
         if args.role not in (None, "planner"):
             raise ValueError("--openai certifies a planner: its server answers plans, not js (use --role planner)")
         args.role = "planner"
-    elif any(getattr(args, name, None) not in (None, default) for name, default in (
-            ("model", None), ("record", None), ("replay", None), ("prompt", None), ("api_key_env", None))):
+    elif any(getattr(args, name, None) is not None for name in ("model", "record", "replay", "prompt", "api_key_env")):
         raise ValueError("--model, --prompt, --api-key-env, --record and --replay are options of --openai")
     if args.timeout <= 0 or args.js_timeout <= 0:
         raise ValueError("--timeout and --js-timeout are numbers of seconds above 0")
