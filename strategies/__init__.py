@@ -21,6 +21,8 @@ from __future__ import annotations
 from strategies._internal.behaviours import KINDS, Behaviour, Failure, failures, rows_for, tool_behaviours
 from strategies._internal.catalogs import catalogs, invalid_catalogs, tools
 from strategies._internal.errors import InvalidArgument
+from strategies._internal.fragments import BREAKS as FRAGMENT_BREAKS
+from strategies._internal.fragments import FragmentCase, broken_fragment_streams, fragment_streams
 from strategies._internal.instructions import (
     AXES,
     SUPPORTED,
@@ -51,6 +53,10 @@ from strategies._internal.values import (
 )
 
 __all__ = [
+    "FRAGMENT_BREAKS",
+    "FragmentCase",
+    "broken_fragment_streams",
+    "fragment_streams",
     "AXES",
     "SUPPORTED",
     "TAGS",
