@@ -171,6 +171,10 @@ def _openai_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--mode", choices=("strict", "json_only", "none"), default="strict",
                        help="strict: response_format with the answer's strict JSON Schema (default); json_only:"
                        " a JSON object, the schema in the prompt; none: the schema in the prompt only")
+    group.add_argument("--wire", choices=("json", "tools"), default="json",
+                       help="json: the answer as the message's text (default); tools: as a streamed call of the plan"
+                       " function (tools=[...] with the strict schema, stream: true), assembled by the reference"
+                       " collector")
     group.add_argument("--prompt", type=Path, metavar="FILE",
                        help="a prompt template with {{catalog}} and {{answer_format}} slots (default: the kit's"
                        " versioned prompt; every report records the prompt's digest)")
@@ -201,7 +205,7 @@ def _openai_options(args: argparse.Namespace) -> Any:
         raise CannotStart(f"--prompt: {err}") from err
     return DriverOptions(url=args.openai, model=args.model, mode=args.mode, prompt=prompt, max_tokens=args.max_tokens,
                          timeout=args.timeout, attempts=args.attempts, concurrency=args.concurrency,
-                         api_key_env=args.api_key_env, record=args.record, replay=args.replay)
+                         api_key_env=args.api_key_env, record=args.record, replay=args.replay, wire=args.wire)
 
 
 def _openai_target(args: argparse.Namespace) -> str:
@@ -209,6 +213,8 @@ def _openai_target(args: argparse.Namespace) -> str:
     bits = ["--openai", _quote(args.openai), "--model", _quote(args.model), "--mode", args.mode]
     if args.prompt is not None:
         bits += ["--prompt", _quote(str(args.prompt.resolve()))]
+    if args.wire != "json":
+        bits += ["--wire", args.wire]
     if args.attempts != 1:
         bits += ["--attempts", str(args.attempts)]
     if args.max_tokens != 2048:

@@ -319,7 +319,8 @@ def _driver_text(report: dict[str, Any]) -> list[str]:
     if not d:
         return lines
     lines += ["", f"driver: {shown(d['url'])} model {shown(d['model'])}, mode {d['mode']}, prompt {shown(d['prompt']['name'])}"
-              f" {d['prompt']['digest']}, {d['attempts']} attempt(s) of {d['timeout']:g}s, concurrency {d['concurrency']}",
+              f" {d['prompt']['digest']}, {d['attempts']} attempt(s) of {d['timeout']:g}s, concurrency {d['concurrency']}"
+              + (", answers as streamed tool calls" if d.get("wire") == "tools" else ""),
               f"  answers: {d['answers']['first_try']} at the first try, {d['answers']['repaired']} after a repair"
               + ("; conditions: " + ", ".join(f"{k} {v}" for k, v in d["conditions"].items()) if d["conditions"] else "")]
     if "record" in d:

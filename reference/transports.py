@@ -60,11 +60,13 @@ class RegistryError(ValueError):
 
 
 class ProtocolError(ValueError):
-    """A stream a collector rejects; ``code`` is one of :data:`CODES`."""
+    """A stream a collector rejects; ``code`` is one of :data:`CODES`; ``cause`` is the tool's own parse
+    error behind an ``arguments_invalid``, when there is one."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, cause: Exception | None = None) -> None:
         super().__init__(message)
         self.code = code
+        self.cause = cause
 
 
 def utf16_length(text: str) -> int:
@@ -118,7 +120,7 @@ class ToolRegistry:
     """Tools by id, open for building; :meth:`seal` freezes them into a :class:`Stage`."""
 
     def __init__(self, tools: Iterable[ToolDefinition] = ()) -> None:
-        self._tools: dict[str, ToolDefinition] = {}
+        self._tools: dict[str, Any] = {}
         for tool in tools:
             self.add(tool)
 
@@ -127,9 +129,12 @@ class ToolRegistry:
         """A registry of a valid catalog's tools (``InvalidRecord`` for an invalid one)."""
         return cls(ToolDefinition(tool) for tool in Catalog.from_json(raw).tools)
 
-    def add(self, tool: ToolDefinition) -> None:
-        if not isinstance(tool, ToolDefinition):
-            raise RegistryError("invalid_tool", f"{tool!r} is not a tool definition")
+    def add(self, tool: Any) -> None:
+        """Add a tool: a :class:`ToolDefinition`, or any object with a string ``id`` and pure ``parse``
+        and ``resolve`` methods (a tool whose input is not a catalog's arguments)."""
+        if not (isinstance(getattr(tool, "id", None), str) and callable(getattr(tool, "parse", None))
+                and callable(getattr(tool, "resolve", None))):
+            raise RegistryError("invalid_tool", f"{tool!r} is not a tool definition (id, parse, resolve)")
         if tool.id in self._tools:
             raise RegistryError("duplicate_id", f"tool id {tool.id!r} is registered twice")
         self._tools[tool.id] = tool
@@ -145,9 +150,9 @@ class Stage:
     holds every id of the sealed registry it came from: an id outside it is unknown, one inside it but
     not in this stage is outside the stage."""
 
-    tools: tuple[ToolDefinition, ...]
+    tools: tuple[Any, ...]
     registered: frozenset[str]
-    _by_id: dict[str, ToolDefinition] = field(init=False, repr=False, compare=False)
+    _by_id: dict[str, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_id", {t.id: t for t in self.tools})
@@ -155,7 +160,7 @@ class Stage:
     def ids(self) -> tuple[str, ...]:
         return tuple(t.id for t in self.tools)
 
-    def get(self, tool_id: str) -> ToolDefinition | None:
+    def get(self, tool_id: str) -> Any:
         return self._by_id.get(tool_id)
 
     def select(self, ids: Iterable[str]) -> Stage:
@@ -211,9 +216,9 @@ class Collector:
         self._error: ProtocolError | None = None
         self._done = False
 
-    def _fail(self, code: str, message: str) -> ProtocolError:
+    def _fail(self, code: str, message: str, cause: Exception | None = None) -> ProtocolError:
         if self._error is None:
-            self._error = ProtocolError(code, message)
+            self._error = ProtocolError(code, message, cause)
         return self._error
 
     def push(self, fragment: Any) -> None:
@@ -283,7 +288,7 @@ class Collector:
         try:
             parsed = tool.parse(value)
         except ValueError as err:
-            raise self._fail("arguments_invalid", str(err)) from None
+            raise self._fail("arguments_invalid", str(err), err) from None
         return Selection(tool_id=name, input=parsed, call=tool.resolve(parsed), call_id=self._id)
 
 

@@ -362,3 +362,57 @@ def test_content_parts_are_read_as_text() -> None:
                                                   {"type": "text", "text": "{\"diagnostic\": \"no\"}}"}]},
                           "finish_reason": "stop"}]}
     assert driver._read(Reply(200, {}, json.dumps(parts).encode())) == '{"answer": {"diagnostic": "no"}}'
+
+
+def test_serve_streams_the_plan_as_tool_call_deltas_to_the_official_client(served: str) -> None:
+    openai = pytest.importorskip("openai")
+    from conformance.openai.driver import PLAN_FUNCTION
+
+    client = openai.OpenAI(base_url=served, api_key="unused", max_retries=0)
+    messages = Prompt.shipped().messages(REQUEST["instruction"], TOOLS, mode="strict", schema={})
+    function = {"name": PLAN_FUNCTION, "strict": True, "parameters": answers.answer_schema(TOOLS)}
+    stream = client.chat.completions.create(
+        model="reference", messages=messages, stream=True, tools=[{"type": "function", "function": function}],
+        tool_choice={"type": "function", "function": {"name": PLAN_FUNCTION}})
+    pieces, finish = [], None
+    for chunk in stream:
+        choice = chunk.choices[0]
+        finish = choice.finish_reason or finish
+        for call in choice.delta.tool_calls or ():
+            pieces.append(call.function.arguments or "")
+    assert finish == "tool_calls" and len(pieces) > 2  # the arguments came in several deltas
+    document = json.loads("".join(pieces))
+    assert answers.from_document(document) == PLAN
+
+
+def _sse(*deltas: dict[str, Any], finish: str = "tool_calls") -> str:
+    chunks = [{"choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
+    chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+    return "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+
+
+def test_a_streamed_call_is_assembled_by_the_reference_collector() -> None:
+    from conformance.openai.driver import Condition, _assemble
+
+    catalog = answers.for_catalog(answers.key(TOOLS))
+    text = json.dumps(answers.to_document({"plan": {**PLAN["plan"], "calls": [
+        {"tool": "get_weather", "args": {"city": "Paris \U0001F600"}}]}}, TOOLS))  # ASCII: the emoji as two escapes
+    cut = text.index("\\ud83d") + 3  # inside the first \\u escape
+    calls = [{"tool_calls": [{"index": 0, "id": "call_1", "type": "function", "function": {"name": "codemode_", "arguments": ""}}]},
+             {"tool_calls": [{"index": 0, "function": {"name": "answer", "arguments": text[:cut]}}]},
+             {"tool_calls": [{"index": 0, "function": {"arguments": text[cut:]}}]}]
+    got = _assemble(_sse(*calls), catalog, "here")
+    assert not isinstance(got, Condition)
+    assert answers.from_document(got[1])["plan"]["calls"][0]["args"]["city"] == "Paris \U0001F600"
+    # body text beside the call, a second call, a refusal, a length stop: conditions, nothing resolved
+    mixed = _assemble(_sse({"content": "Sure!"}, *calls), catalog, "here")
+    assert isinstance(mixed, Condition) and mixed.kind == "malformed" and "mixed_body" in mixed.detail
+    second = _assemble(_sse(*calls, {"tool_calls": [{"index": 1, "function": {"name": "x"}}]}), catalog, "here")
+    assert isinstance(second, Condition) and "multiple_calls" in second.detail
+    assert _assemble(_sse({"refusal": "no"}), catalog, "here").kind == "refused"
+    assert _assemble(_sse(*calls, finish="length"), catalog, "here").kind == "over_budget"
+    # arguments that break the schema get the fixed correction for a repair
+    bad = json.dumps({"answer": {"plan": {**PLAN["plan"], "mode": "twice"}}})
+    repair = _assemble(_sse({"tool_calls": [{"index": 0, "function": {"name": "codemode_answer", "arguments": bad}}]}),
+                       catalog, "here")
+    assert repair[1] is None and repair[2].startswith("In your answer, /answer/plan/mode breaks the rule enum.")

@@ -60,6 +60,9 @@ def test_serve_certifies_as_the_stdio_planner_does_and_replays_byte_exact(serve:
     assert run.returncode == 0, run.stdout + run.stderr
     assert verdicts(http) == verdicts(stdio)
     assert http["summary"]["failed"] == http["summary"]["errored"] == 0
+    # the plan as a streamed tool call, assembled by the reference collector: the same verdicts again
+    _, tools = certify("--openai", url, "--model", "reference", "--wire", "tools", "--report", str(tmp_path / "tools.json"))
+    assert verdicts(tools) == verdicts(stdio) and tools["driver"]["wire"] == "tools"
     assert http["driver"]["prompt"]["name"] == "codemode-plan-v1" and http["driver"]["answers"]["repaired"] == 0
     certify("--openai", url, "--model", "reference", "--record", str(second), "--report", str(tmp_path / "again.json"))
     assert first.read_bytes() == second.read_bytes()  # stable: the same run records the same file

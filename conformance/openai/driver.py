@@ -55,6 +55,9 @@ SENDS = 3  # sends of one request in all, the first included
 RETRY_AFTER_CAP = 30.0  # the longest Retry-After honoured (seconds); past it, or past the timeout, unavailable
 MAX_BODY_BYTES = 16 << 20  # the longest response body read
 SCHEMA_NAME = "codemode_plan"
+#: the function a ``--wire tools`` request offers, whose arguments are the answer document
+PLAN_FUNCTION = "codemode_answer"
+WIRES = ("json", "tools")
 NO_DELAY = (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 TOO_LONG = re.compile(r"context[ _-]?(length|window|size)|maximum context|too many tokens|exceeds the available context",
                       re.IGNORECASE)
@@ -238,10 +241,14 @@ class DriverOptions:
     api_key_env: str | None = None
     record: Path | None = None
     replay: Path | None = None
+    #: json: the answer as the message's text; tools: as a streamed call of the plan function
+    wire: str = "json"
 
     def check(self) -> None:
         if self.mode not in MODES:
             raise CannotStart(f"--mode must be one of {', '.join(MODES)}, not {self.mode!r}")
+        if self.wire not in WIRES:
+            raise CannotStart(f"--wire must be one of {', '.join(WIRES)}, not {self.wire!r}")
         if not 1 <= self.attempts <= 3:
             raise CannotStart(f"--attempts must be 1 to 3, not {self.attempts}")
         if not 1 <= self.concurrency <= 256:
@@ -261,7 +268,8 @@ class DriverOptions:
             raise CannotStart(f"plain HTTP only to this machine: {parts.hostname} is not a loopback address (use https)")
 
     def describe(self) -> str:
-        return f"OpenAI-compatible {self.url} model {self.model} ({self.mode})"
+        wire = ", streamed tool calls" if self.wire == "tools" else ""
+        return f"OpenAI-compatible {self.url} model {self.model} ({self.mode}{wire})"
 
 
 @dataclass(slots=True)
@@ -289,6 +297,13 @@ class Driver:
 
     def _body(self, messages: list[dict[str, str]], catalog: answers.ForCatalog) -> bytes:
         request: dict[str, Any] = {"model": self.options.model, "messages": messages, "max_tokens": self.options.max_tokens}
+        if self.options.wire == "tools":
+            request["stream"] = True
+            request["tools"] = [{"type": "function", "function": {
+                "name": PLAN_FUNCTION, "description": "Answer with the plan or the diagnostic.", "strict": True,
+                "parameters": catalog.strict}}]
+            request["tool_choice"] = {"type": "function", "function": {"name": PLAN_FUNCTION}}
+            return json.dumps(request, sort_keys=True, ensure_ascii=True, separators=(",", ":")).encode("ascii")
         if self.options.mode == "json_only":
             request["response_format"] = {"type": "json_object"}
         text = json.dumps(request, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
@@ -309,7 +324,13 @@ class Driver:
             got = await self._send(self._body(messages, catalog))
             if isinstance(got, Condition):
                 return Outcome(condition=got, attempts=attempt)
-            document, correction, broke = _decode(got, catalog)
+            if self.options.wire == "tools":
+                assembled = _assemble(got, catalog, self._where())
+                if isinstance(assembled, Condition):
+                    return Outcome(condition=assembled, attempts=attempt)
+                got, document, correction, broke = assembled
+            else:
+                document, correction, broke = _decode(got, catalog)
             if correction is None:
                 return Outcome(answer=answers.from_document(document), attempts=attempt)
             messages = [*messages, {"role": "assistant", "content": got}, {"role": "user", "content": correction}]
@@ -346,10 +367,13 @@ class Driver:
                 await asyncio.sleep(max(0.0, min(wait, deadline - time.monotonic())))
         return Condition("unavailable", f"{last}, {SENDS} sends in all")
 
+    def _where(self) -> str:
+        return f"{self.options.url} (prompt {self.options.prompt.name} {self.options.prompt.digest[:19]}…)"
+
     def _read(self, reply: Reply) -> str | Condition | tuple[str, float | None]:
         """The text of a 200, a condition, or (what happened, the wait it asks) for one to send again."""
         status = reply.status
-        where = f"{self.options.url} (prompt {self.options.prompt.name} {self.options.prompt.digest[:19]}…)"
+        where = self._where()
         if status == 429:
             return f"answered 429 {_error_text(reply.body)}".rstrip(), _retry_after(reply.headers.get("retry-after"))
         if status >= 500:
@@ -367,6 +391,8 @@ class Driver:
             return Condition("misconfigured", f"answered {status} {_error_text(reply.body)}".rstrip())
         if status != 200:
             return Condition("malformed", f"{where} answered status {status}, not a chat completion")
+        if self.options.wire == "tools":
+            return reply.body.decode("utf-8", "replace")  # a stream of chunks: read by _assemble
         try:
             completion = jsonio.loads(reply.body.decode("utf-8"))
             choice = completion["choices"][0]
@@ -406,6 +432,90 @@ def _decode(text: str, catalog: answers.ForCatalog) -> tuple[Any, str | None, st
     path, rule = broken
     return None, (f"In your answer, {path} breaks the rule {rule}. Answer again with one JSON document alone that"
                   " matches the schema."), f"{path} of the answer breaks the rule {rule}"
+
+
+@dataclass(frozen=True, slots=True)
+class _AnswerTool:
+    """The plan function as a registry tool: its input is the answer document, parsed against the
+    catalog's schema; it resolves to the planner's answer."""
+
+    catalog: answers.ForCatalog
+    id: str = PLAN_FUNCTION
+
+    def parse(self, value: Any) -> Any:
+        broken = self.catalog.problem(value)
+        if broken is not None:
+            raise _Broken(*broken)
+        return value
+
+    def resolve(self, value: Any) -> dict[str, Any]:
+        return answers.from_document(value)
+
+
+class _Broken(ValueError):
+    def __init__(self, path: str, rule: str) -> None:
+        super().__init__(f"{path} breaks the rule {rule}")
+        self.path, self.rule = path, rule
+
+
+def _assemble(stream: str, catalog: answers.ForCatalog, where: str) -> Condition | tuple[str, Any, str | None, str]:
+    """A streamed answer (server-sent chat completion chunks) assembled by the reference collector, with
+    the plan function as its one tool: ``(what the model wrote, the document, None, "")``, or with the
+    correction and what broke for a repair; or a condition."""
+    from reference.transports import ProtocolError, Selection, ToolRegistry, prepare
+
+    collector = prepare(ToolRegistry([_AnswerTool(catalog)]).seal())
+    written: list[str] = []
+    finish = None
+    try:
+        for line in stream.splitlines():
+            if not line.startswith("data:"):
+                continue
+            data = line[5:].strip()
+            if data == "[DONE]":
+                break
+            try:
+                chunk = jsonio.loads(data)
+                choices = chunk.get("choices") or []
+                choice = choices[0] if choices else {}
+                delta = choice.get("delta") or {}
+            except (ValueError, RecursionError, AttributeError, TypeError):
+                return Condition("malformed", f"{where} answered a stream that is not chat completion chunks")
+            if delta.get("refusal"):
+                return Condition("refused", "the model refused")
+            finish = choice.get("finish_reason") or finish
+            if isinstance(delta.get("content"), str):
+                collector.push(delta["content"])
+                written.append(delta["content"])
+            for call in delta.get("tool_calls") or ():
+                function = call.get("function") if isinstance(call, dict) else None
+                fragment = {"index": call.get("index")} if isinstance(call, dict) else call
+                if isinstance(call, dict):
+                    if call.get("id") is not None:
+                        fragment["id"] = call["id"]
+                    for key in ("name", "arguments"):
+                        if isinstance(function, dict) and function.get(key) is not None:
+                            fragment[key] = function[key]
+                    if isinstance(fragment.get("arguments"), str):
+                        written.append(fragment["arguments"])
+                collector.push(fragment)
+        if finish == "content_filter":
+            return Condition("refused", "the model refused (content_filter)")
+        if finish == "length":
+            return Condition("over_budget", "the answer ran past max_tokens")
+        result = collector.finish()
+    except ProtocolError as err:
+        text = "".join(written)
+        if err.code == "arguments_invalid" and isinstance(err.cause, _Broken):
+            return text, None, (f"In your answer, {err.cause.path} breaks the rule {err.cause.rule}. Answer again with"
+                                " one JSON document alone that matches the schema."), str(err.cause)
+        if err.code == "arguments_invalid":
+            return text, None, "Your answer wasn't one JSON document.", "the call's arguments were not one JSON document"
+        return Condition("malformed", f"the streamed call was rejected by the collector ({err.code}: {err})")
+    if isinstance(result, Selection):
+        return "".join(written), result.input, None, ""
+    document, correction, broke = _decode(result.text, catalog)  # a text answer where a call was asked for
+    return result.text, document, correction, broke
 
 
 def _error(body: bytes) -> dict[str, Any]:
@@ -516,7 +626,7 @@ class OpenAIAdapter:
         """What the report says of the driver (never the credential, only its variable's name)."""
         out: dict[str, Any] = {
             "url": self.options.url, "model": self.options.model, "mode": self.options.mode,
-            "prompt": self.options.prompt.describe(), "max_tokens": self.options.max_tokens,
+            "prompt": self.options.prompt.describe(), "wire": self.options.wire, "max_tokens": self.options.max_tokens,
             "timeout": self.options.timeout, "attempts": self.options.attempts,
             "concurrency": self.options.concurrency,
             "answers": {"first_try": self.first_try, "repaired": self.repaired},

@@ -83,8 +83,6 @@ def app() -> Any:
         if model != MODEL:
             return server.error(404, f"The model {jsonio.dumps(model)} does not exist; this server has {MODEL!r}",
                                 code="model_not_found")
-        if body.get("stream"):
-            return server.error(400, "streaming is not offered by this server", code="unsupported_parameter")
         max_tokens = body.get("max_tokens", body.get("max_completion_tokens"))
         if max_tokens is not None and (not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1):
             return server.error(400, "max_tokens must be a positive integer", code="invalid_value")
@@ -93,24 +91,79 @@ def app() -> Any:
         except RequestError as err:
             return server.error(400, f"no plan request in the messages: {err}")
         answer = await batcher.plan(instruction, tools)
+        function, parameters = _function(body)
         form = body.get("response_format")
         wrapped = from_prompt
-        if isinstance(form, dict) and form.get("type") == "json_schema":
+        schema = parameters if function is not None else None
+        if function is None and isinstance(form, dict) and form.get("type") == "json_schema":
             schema = (form.get("json_schema") or {}).get("schema") if isinstance(form.get("json_schema"), dict) else None
+        if schema is not None:
             wrapped = isinstance(schema, dict) and "answer" in (schema.get("properties") or {})
         content = jsonio.dumps(answers.to_document(answer, tools) if wrapped else answer)
-        finish = "stop"
+        finish = "tool_calls" if function is not None else "stop"
         if max_tokens is not None and len(content) > 4 * max_tokens:
             content, finish = content[: 4 * max_tokens], "length"
+        digest = request.state.digest
+        if body.get("stream"):
+            return _streamed(content, function, finish, digest)
         chars = sum(len(m.get("content") or "") for m in body["messages"] if isinstance(m, dict)
                     and isinstance(m.get("content"), str))
-        return server.json_response(server.completion(MODEL, content, finish_reason=finish, prompt_chars=chars,
-                                                    request_id=request.state.digest))
+        reply = server.completion(MODEL, None if function else content, finish_reason=finish, prompt_chars=chars,
+                                  request_id=digest)
+        if function is not None:
+            reply["choices"][0]["message"]["tool_calls"] = [{"id": "call_" + digest[:24], "type": "function",
+                                                             "function": {"name": function, "arguments": content}}]
+        return server.json_response(reply)
 
     return Starlette(routes=[
         Route("/v1/chat/completions", chat, methods=["POST"]),
         Route("/v1/models", models, methods=["GET"]),
     ])
+
+
+def _function(body: dict[str, Any]) -> tuple[str | None, Any]:
+    """The function the request asks the answer to come as (its ``tool_choice``, or its one tool), with
+    its parameters' schema; ``(None, None)`` for an answer as text."""
+    offered = [t.get("function") for t in body.get("tools") or () if isinstance(t, dict) and isinstance(t.get("function"), dict)]
+    choice = body.get("tool_choice")
+    if not offered or choice == "none":
+        return None, None
+    name = (choice.get("function") or {}).get("name") if isinstance(choice, dict) else offered[0].get("name")
+    chosen = next((f for f in offered if f.get("name") == name), offered[0])
+    return str(chosen.get("name")), chosen.get("parameters")
+
+
+CHUNK_CHARS = 24  # characters of the answer per streamed chunk
+
+
+def _streamed(content: str, function: str | None, finish: str, digest: str) -> Any:
+    """The answer as server-sent chat completion chunks: text deltas, or tool-call deltas (the id, type
+    and name first, then the arguments in pieces), then the finish reason and ``[DONE]``."""
+    from starlette.responses import StreamingResponse
+
+    base = {"id": "chatcmpl-" + digest[:24], "object": "chat.completion.chunk", "created": 0, "model": MODEL}
+
+    def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> bytes:
+        value = {**base, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}]}
+        return b"data: " + jsonio.dumps(value).encode("ascii") + b"\n\n"
+
+    pieces = [content[k : k + CHUNK_CHARS] for k in range(0, len(content), CHUNK_CHARS)] or [""]
+
+    async def events() -> Any:
+        if function is None:
+            yield chunk({"role": "assistant", "content": ""})
+            for piece in pieces:
+                yield chunk({"content": piece})
+        else:
+            yield chunk({"role": "assistant", "content": None, "tool_calls": [{
+                "index": 0, "id": "call_" + digest[:24], "type": "function",
+                "function": {"name": function, "arguments": ""}}]})
+            for piece in pieces:
+                yield chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
+        yield chunk({}, finish)
+        yield b"data: [DONE]\n\n"
+
+    return StreamingResponse(events(), media_type="text/event-stream")
 
 
 def main(host: str, port: int) -> int:
