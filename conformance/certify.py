@@ -37,6 +37,12 @@ def compile_batches(profile: Profile) -> st.SearchStrategy[list[CompileCase]]:
     return st.lists(compile_cases(), min_size=2, max_size=profile.max_batch)
 
 
+def collect_batches(profile: Profile) -> st.SearchStrategy[list[Any]]:
+    from conformance.collect import collect_cases
+
+    return st.lists(collect_cases(), min_size=2, max_size=profile.max_batch)
+
+
 def plan_batches(profile: Profile) -> st.SearchStrategy[list[Any]]:
     from conformance.plan_cases import plan_cases
 
@@ -72,8 +78,11 @@ def certify_role(
     run = Run(role=role, profile=profile, seed=seed_value, clauses=role_clauses(role))
     run.thresholds.update(thresholds or {})
     run.gating["PL-INVARIANT"] = invariant_gating
-    plan_judge = PlannerJudge(adapter, host, role=role, tokenizer=tokenizer) if role != "compiler" else None
-    compile_judge = CompilerJudge(adapter, host) if role != "planner" else None
+    from conformance.collect import CollectJudge
+
+    plan_judge = PlannerJudge(adapter, host, role=role, tokenizer=tokenizer) if role in ("planner", "pipeline") else None
+    compile_judge = CompilerJudge(adapter, host) if role in ("compiler", "pipeline") else None
+    collect_judge = CollectJudge(adapter) if role == "collector" else None
 
     def show() -> None:
         if progress is not None:
@@ -94,7 +103,8 @@ def certify_role(
         show()
     else:
         for cid in ("CLI-STREAM", "CLI-BAD-RECORD"):
-            run.skipped[cid] = "an in-process implementation has no stream"
+            if cid in run.tallies:
+                run.skipped[cid] = "an in-process implementation has no stream"
     answered: list[CaseResult] = []
     # the exploring phases share the budget: the plan half may not starve the compile half of a pipeline
     share = 0.45 if role == "pipeline" else 0.8
@@ -106,6 +116,9 @@ def certify_role(
         if compile_judge is not None:
             explore(run, compile_judge.evaluate, compile_batches(profile), profile=profile, seed_value=seed_value,
                     progress=progress, answered=answered, deadline=started + 0.85 * profile.seconds)
+        if collect_judge is not None:
+            explore(run, collect_judge.evaluate, collect_batches(profile), profile=profile, seed_value=seed_value,
+                    progress=progress, deadline=started + 0.85 * profile.seconds)
     finally:
         host.deadline = None
     if time.monotonic() < budget:
@@ -118,7 +131,13 @@ def certify_role(
             tally = run.tallies[cid]
             if not tally.failed or clause(cid).kind != "hard" or cid in UNHUNTED:
                 continue
-            found = _hunt_clause(cid, plan_judge, compile_judge, profile=profile, seed_value=seed_value, budget=budget)
+            if collect_judge is not None:
+                found = hunt(collect_judge.evaluate, collect_judge.evaluate, collect_batches(profile), cid, profile=profile,
+                             seed_value=seed_value, deadline=time.time() + min(profile.hunt_seconds,
+                                                                               max(0.0, budget - time.monotonic())))
+            else:
+                found = _hunt_clause(cid, plan_judge, compile_judge, profile=profile, seed_value=seed_value,
+                                     budget=budget)
             if found is not None:
                 tally.minimal = (found.case, found.violation)
                 tally.minimal_note = found.note

@@ -62,8 +62,9 @@ def _parser() -> argparse.ArgumentParser:
     target.add_argument("--openai", metavar="URL", help="a planner behind an OpenAI-compatible server, such as"
                         " http://127.0.0.1:8000/v1 (plain HTTP only to this machine); with --model")
     _openai_arguments(cert)
-    cert.add_argument("--role", choices=("compiler", "planner", "pipeline"), default=None,
-                      help="what the implementation is (default: the manifest's role, else pipeline)")
+    cert.add_argument("--role", choices=("compiler", "planner", "pipeline", "collector"), default=None,
+                      help="what the implementation is (default: the manifest's role, else pipeline); collector:"
+                      " a streaming tool-call collector, --python module:prepare (SPEC.md, Transport)")
     cert.add_argument("--manifest", type=Path, metavar="FILE",
                       help="the implementation's manifest (name, version, role, tokenizer, homepage), recorded in every report")
     cert.add_argument("--profile", choices=("quick", "standard", "deep"), default=None,
@@ -402,6 +403,8 @@ def _settle(args: argparse.Namespace) -> tuple[dict[str, object], object]:
         if args.role not in (None, "planner"):
             raise ValueError("--openai certifies a planner: its server answers plans, not js (use --role planner)")
         args.role = "planner"
+    elif getattr(args, "role", None) == "collector" and getattr(args, "python", None) is None:
+        raise ValueError("a collector is certified in process: --role collector --python module:prepare")
     elif any(getattr(args, name, None) is not None for name in ("model", "record", "replay", "prompt", "api_key_env")):
         raise ValueError("--model, --prompt, --api-key-env, --record and --replay are options of --openai")
     if args.timeout <= 0 or args.js_timeout <= 0:
@@ -431,7 +434,7 @@ def _english(args: argparse.Namespace, adapter: Any) -> dict[str, Any]:
     """The planner's rates on the hand-written corpora (``conformance.english``), by corpus name."""
     from conformance import english
 
-    if args.role == "compiler" or args.no_english:
+    if args.role in ("compiler", "collector") or args.no_english:
         return {}
     out = {}
     for path in args.english or english.shipped():
@@ -465,6 +468,10 @@ def _certify(args: argparse.Namespace) -> int:
             from conformance.openai.driver import OpenAIAdapter
 
             return OpenAIAdapter(_openai_options(args))
+        if args.role == "collector":
+            from conformance.collect import CollectorAdapter
+
+            return CollectorAdapter(args.python, timeout=args.timeout)
         return make_adapter(command=args.cmd, python=args.python, timeout=args.timeout, role=args.role, cwd=cwd)
 
     try:
@@ -478,7 +485,7 @@ def _certify(args: argparse.Namespace) -> int:
         try:
             if args.case is not None:
                 return _replay(adapter, host, args, args.case)
-            problem = smoke(adapter, args.role)
+            problem = smoke(adapter, args.role) if args.role != "collector" else None
             if problem is not None:
                 reason, stderr = problem
                 from conformance.report import shown
@@ -652,7 +659,12 @@ def _replay(adapter: Any, host: Any, args: argparse.Namespace, text: str) -> int
 
     try:
         raw = jsonio.loads(text)
-        if isinstance(raw, dict) and "stream" in raw:
+        if args.role == "collector":
+            from conformance.collect import CollectCase, CollectJudge
+
+            case = CollectCase.from_json(raw)
+            evaluate = CollectJudge(adapter).evaluate
+        elif isinstance(raw, dict) and "stream" in raw:
             case: Any = StreamCase.from_json(raw)
             if args.cmd is None:
                 raise ValueError("a stream case replays on a command (--cmd), not on an in-process implementation")

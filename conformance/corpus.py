@@ -26,7 +26,7 @@ from typing import Any
 from conformance.cases import CompileCase
 from conformance.plan_cases import PlanCase
 
-KINDS_OF_ROLE = {"compiler": ("compile",), "planner": ("plan",), "pipeline": ("plan", "compile")}
+KINDS_OF_ROLE = {"compiler": ("compile",), "planner": ("plan",), "pipeline": ("plan", "compile"), "collector": ()}
 
 
 class BadCorpus(ValueError):

@@ -87,3 +87,13 @@ class StreamObservation:
     stderr: str = ""
     timeout: float = 10.0
     memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CollectObservation:
+    case: Any  # conformance.collect.CollectCase
+    #: what the collector did: ``result`` ({"call": ...}, {"text": ...} or {"rejected": why}), ``counts``
+    #: (each reading of outputChars: after creation, after every push, after finish), ``resolved`` (the
+    #: stage's resolve calls), ``pushed`` (fragments pushed before it stopped)
+    answer: Mapping[str, Any] | None
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)

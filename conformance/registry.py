@@ -35,8 +35,9 @@ from typing import Any
 
 from reference.violations import Violation
 
-ROLES = ("compiler", "planner", "pipeline")
-SUBJECTS = ("stream", "plan", "compile", "again")
+ROLES = ("compiler", "planner", "pipeline")  # the roles of the inference contract (a family's default)
+ALL_ROLES = (*ROLES, "collector")  # and the streaming collector of the transport contract
+SUBJECTS = ("stream", "plan", "compile", "again", "collect")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

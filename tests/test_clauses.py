@@ -7,6 +7,7 @@ from pathlib import Path
 
 from conformance.registry import Family, families, registry, role_clauses, spec_clauses, spec_rule, spec_thresholds, thresholds
 from tests.conftest import ROOT
+from tests.faulty.collectors import CLAUSE_OF as COLLECTOR_CLAUSE_OF
 from tests.faulty.compilers import CLAUSE_OF
 from tests.faulty.planners import CLAUSE_OF as PLANNER_CLAUSE_OF
 
@@ -46,11 +47,14 @@ def test_each_family_lives_in_one_check_module() -> None:
 def test_every_role_judges_the_stream_and_determinism() -> None:
     for role in ("compiler", "planner", "pipeline"):
         assert {"CLI-STREAM", "CLI-BAD-RECORD", "PL-DETERMINISM"} <= set(role_clauses(role))
-    assert set(role_clauses("pipeline")) == set(registry())
+    # the pipeline judges every clause of the inference contract; the collector those of the transport contract
+    assert set(role_clauses("pipeline")) | set(role_clauses("collector")) == set(registry())
+    assert not set(role_clauses("pipeline")) & set(role_clauses("collector"))
+    assert all(cid.startswith("TR-") for cid in role_clauses("collector"))
 
 
 def test_every_clause_has_a_faulty_implementation() -> None:
-    assert set(registry()) <= set(CLAUSE_OF.values()) | set(PLANNER_CLAUSE_OF.values())
+    assert set(registry()) <= set(CLAUSE_OF.values()) | set(PLANNER_CLAUSE_OF.values()) | set(COLLECTOR_CLAUSE_OF.values())
 
 
 def test_the_spec_clause_index_lists_every_clause_with_its_summary() -> None:

@@ -1,0 +1,223 @@
+"""The collector role: streamed tool-call fragments pushed into an implementation's collector, observed.
+
+A :class:`CollectCase` is a :class:`strategies.FragmentCase` (a catalog, the fragments, the output limit,
+what must come of them, and the rule a broken one breaks) with an id. :class:`CollectorAdapter` runs an
+in-process Python collector, ``--python module:function``, where the function is the seed's ``prepare``:
+``function(stage, max_output_chars=...)`` returns an object with ``push(fragment)``, ``finish()`` and
+``output_chars``. The kit builds the stage itself (``reference.transports``: a sealed registry of the
+catalog's tools, each counting its ``resolve`` calls), reads ``output_chars`` after creation, after every
+push and after finish, stops at the first exception (a rejection), and never lets anything the
+collector does (a hang, an exception of any kind, a getter that raises) stop it: a hang past the time
+limit is errored. ``CollectJudge`` hands each observation to the registry (``conformance.checks.transport``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import math
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import strategies as st
+
+from conformance.adapters import Errored
+from conformance.observations import CollectObservation, freeze
+from conformance.process import CannotStart
+from conformance.registry import judge
+from conformance.results import CaseResult
+from reference import jsonio
+
+__all__ = ["CollectCase", "CollectJudge", "CollectorAdapter", "collect_cases"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CollectCase:
+    tools: Any
+    fragments: tuple[Any, ...]
+    max_output_chars: int | None  # None: Infinity
+    expect: dict[str, Any]
+    output_chars: int | None = None
+    breaks: str | None = None
+
+    @classmethod
+    def of(cls, case: Any) -> CollectCase:
+        return cls(tools=case.tools, fragments=tuple(case.fragments), max_output_chars=case.max_output_chars,
+                   expect=case.expect, output_chars=case.output_chars, breaks=case.breaks)
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"tools": self.tools, "fragments": list(self.fragments), "maxOutputChars": self.max_output_chars,
+               "expect": self.expect, "outputChars": self.output_chars}
+        if self.breaks:
+            out["breaks"] = self.breaks
+        return out
+
+    @classmethod
+    def from_json(cls, raw: Any) -> CollectCase:
+        if not isinstance(raw, dict) or not {"tools", "fragments", "expect"} <= set(raw):
+            raise ValueError("a collect case is an object with tools, fragments, expect and optionally"
+                             " maxOutputChars, outputChars and breaks")
+        return cls(tools=raw["tools"], fragments=tuple(raw["fragments"]), max_output_chars=raw.get("maxOutputChars"),
+                   expect=raw["expect"], output_chars=raw.get("outputChars"), breaks=raw.get("breaks"))
+
+    @property
+    def id(self) -> str:
+        return hashlib.sha256(jsonio.dumps(self.to_json()).encode()).hexdigest()[:12]
+
+    def request_line(self) -> str:
+        return jsonio.dumps({"collect": self.to_json()})
+
+    @property
+    def family(self) -> str:
+        return self.breaks or ("text" if "text" in self.expect else "call")
+
+
+@st.composite
+def collect_cases(draw: st.DrawFn) -> CollectCase:
+    """Valid streams (some under an output limit they meet exactly or with room) and broken ones, about
+    half each, each broken one labelled with its rule."""
+    from strategies import broken_fragment_streams, fragment_streams
+
+    if draw(st.booleans()):
+        case = CollectCase.of(draw(fragment_streams()))
+        if draw(st.integers(0, 2)) == 0 and case.output_chars is not None:
+            case = CollectCase(tools=case.tools, fragments=case.fragments, expect=case.expect,
+                               output_chars=case.output_chars,
+                               max_output_chars=case.output_chars + draw(st.integers(0, 2)))
+        return case
+    return CollectCase.of(draw(broken_fragment_streams()))
+
+
+# --- running a collector ---------------------------------------------------------------------------------
+
+
+class _Counted:
+    """A stage tool that counts its ``resolve`` calls (what TR-RESOLVE reads)."""
+
+    def __init__(self, tool: Any, seen: list[int]) -> None:
+        self.id = tool.id
+        self._tool = tool
+        self._seen = seen
+
+    def parse(self, value: Any) -> Any:
+        return self._tool.parse(value)
+
+    def resolve(self, value: Any) -> Any:
+        self._seen[0] += 1
+        return self._tool.resolve(value)
+
+
+def _read(collector: Any) -> Any:
+    """``output_chars`` as read once (what a getter that raises gives is said, never raised)."""
+    try:
+        value = collector.output_chars
+    except Exception as err:  # noqa: BLE001 - anything the collector does is observed
+        return {"unreadable": f"{type(err).__name__}: {err}"[:200]}
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return {"not_a_number": repr(value)[:100]}
+    if isinstance(value, float) and not math.isfinite(value):
+        return {"not_finite": repr(value)}
+    return value
+
+
+def _plain(result: Any) -> dict[str, Any]:
+    from reference.transports import Selection, Text
+
+    if isinstance(result, Selection):
+        return {"call": result.call}
+    if isinstance(result, Text):
+        return {"text": result.text}
+    call = getattr(result, "call", None)
+    if isinstance(call, dict):
+        return {"call": call}
+    text = getattr(result, "text", None)
+    if isinstance(text, str):
+        return {"text": text}
+    return {"other": repr(result)[:200]}
+
+
+def observe(prepare: Callable[..., Any], case: CollectCase) -> dict[str, Any]:
+    """What ``prepare``'s collector does with ``case`` (raises only for the kit's own faults)."""
+    from reference.transports import ToolRegistry
+
+    seen = [0]
+    stage = ToolRegistry(_Counted(t, seen) for t in ToolRegistry.from_catalog(case.tools).seal().tools).seal()
+    limit = math.inf if case.max_output_chars is None else case.max_output_chars
+    counts: list[Any] = []
+    try:
+        collector = prepare(stage, max_output_chars=limit)
+    except Exception as err:  # noqa: BLE001
+        return {"result": {"rejected": f"prepare raised {type(err).__name__}: {err}"[:300]}, "counts": [],
+                "resolved": seen[0], "pushed": 0, "prepare_failed": True}
+    counts.append(_read(collector))
+    pushed = 0
+    result: dict[str, Any]
+    try:
+        for fragment in case.fragments:
+            try:
+                collector.push(fragment)
+            finally:
+                counts.append(_read(collector))
+            pushed += 1
+        try:
+            result = _plain(collector.finish())
+        finally:
+            counts.append(_read(collector))
+    except Exception as err:  # noqa: BLE001 - a rejection
+        result = {"rejected": f"{type(err).__name__}: {err}"[:300]}
+    return {"result": result, "counts": counts, "resolved": seen[0], "pushed": pushed}
+
+
+class CollectorAdapter:
+    """An in-process Python collector, ``module:function`` (the seed's ``prepare``)."""
+
+    def __init__(self, target: str, *, timeout: float = 10.0) -> None:
+        self.description = f"--python {target}"
+        self.timeout = timeout
+        module_name, sep, attr = target.partition(":")
+        if not sep or not module_name or not attr:
+            raise CannotStart(f"{target!r} is not module:function")
+        try:
+            function = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError) as err:
+            raise CannotStart(f"{target!r} cannot be imported: {err}") from err
+        if not callable(function):
+            raise CannotStart(f"{target!r} is not callable")
+        self.prepare: Callable[..., Any] = function
+
+    def run(self, case: CollectCase) -> dict[str, Any] | Errored:
+        box: list[Any] = []
+
+        def work() -> None:
+            try:
+                box.append(observe(self.prepare, case))
+            except BaseException as err:  # noqa: BLE001 - SystemExit and the like, from the collector
+                box.append(Errored(reason=f"the collector raised {type(err).__name__} past the kit: {err}"[:300]))
+
+        thread = threading.Thread(target=work, name="codemode-collector", daemon=True)
+        thread.start()
+        thread.join(self.timeout)
+        if thread.is_alive() or not box:
+            return Errored(reason=f"no end within {self.timeout:g}s (a push or finish hung)")
+        return box[0]
+
+    def close(self) -> None:
+        return None
+
+
+class CollectJudge:
+    def __init__(self, adapter: CollectorAdapter) -> None:
+        self.adapter = adapter
+
+    def evaluate(self, cases: Sequence[CollectCase]) -> list[CaseResult]:
+        out = []
+        for case in cases:
+            answer = self.adapter.run(case)
+            errored = answer if isinstance(answer, Errored) else None
+            obs = CollectObservation(case=case, answer=None if errored else freeze(answer))
+            verdict = judge("collect", obs, judged=errored is None)
+            out.append(CaseResult(case=case, exercised=verdict.exercised, violations=verdict.violations,
+                                  errored=errored, answer=None if errored else answer))
+        return out
