@@ -59,6 +59,8 @@ def _parser() -> argparse.ArgumentParser:
     target = cert.add_mutually_exclusive_group(required=True)
     target.add_argument("--cmd", help="the command of the implementation under test (run with the shell)")
     target.add_argument("--python", metavar="MODULE:FUNCTION", help="an in-process implementation: line in, line out")
+    target.add_argument("--js-collector", metavar="FILE",
+                        help="a JavaScript streaming collector (CommonJS, module.exports.prepare), run in V8 (--role collector)")
     target.add_argument("--openai", metavar="URL", help="a planner behind an OpenAI-compatible server, such as"
                         " http://127.0.0.1:8000/v1 (plain HTTP only to this machine); with --model")
     _openai_arguments(cert)
@@ -403,8 +405,13 @@ def _settle(args: argparse.Namespace) -> tuple[dict[str, object], object]:
         if args.role not in (None, "planner"):
             raise ValueError("--openai certifies a planner: its server answers plans, not js (use --role planner)")
         args.role = "planner"
+    elif getattr(args, "js_collector", None) is not None:
+        if args.role not in (None, "collector"):
+            raise ValueError("--js-collector certifies a collector (--role collector)")
+        args.role = "collector"
     elif getattr(args, "role", None) == "collector" and getattr(args, "python", None) is None:
-        raise ValueError("a collector is certified in process: --role collector --python module:prepare")
+        raise ValueError("a collector is certified in process: --role collector --python module:prepare, or"
+                         " --js-collector FILE")
     elif any(getattr(args, name, None) is not None for name in ("model", "record", "replay", "prompt", "api_key_env")):
         raise ValueError("--model, --prompt, --api-key-env, --record and --replay are options of --openai")
     if args.timeout <= 0 or args.js_timeout <= 0:
@@ -460,7 +467,9 @@ def _certify(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"codemode certify: {err}", file=sys.stderr)
         return EXIT_USAGE
-    target = f"--cmd {_quote(args.cmd)}" if args.cmd else _openai_target(args) if args.openai else f"--python {args.python}"
+    target = (f"--cmd {_quote(args.cmd)}" if args.cmd else _openai_target(args) if args.openai
+              else f"--js-collector {_quote(str(Path(args.js_collector).resolve()))}" if args.js_collector
+              else f"--python {args.python}")
     cwd = os.getcwd()
 
     def fresh() -> Any:
@@ -469,8 +478,10 @@ def _certify(args: argparse.Namespace) -> int:
 
             return OpenAIAdapter(_openai_options(args))
         if args.role == "collector":
-            from conformance.collect import CollectorAdapter
+            from conformance.collect import CollectorAdapter, JSCollectorAdapter
 
+            if args.js_collector is not None:
+                return JSCollectorAdapter(args.js_collector, timeout=args.timeout)
             return CollectorAdapter(args.python, timeout=args.timeout)
         return make_adapter(command=args.cmd, python=args.python, timeout=args.timeout, role=args.role, cwd=cwd)
 
@@ -483,6 +494,8 @@ def _certify(args: argparse.Namespace) -> int:
     human = sys.stderr if any(str(getattr(args, n)) == "-" for n in ("report", "junit", "jsonl", "markdown", "badge")) else sys.stdout
     with V8Host(Limits(case_seconds=args.js_timeout, batch_seconds=5 * args.js_timeout)) as host:
         try:
+            if hasattr(adapter, "attach"):
+                adapter.attach(host)
             if args.case is not None:
                 return _replay(adapter, host, args, args.case)
             problem = smoke(adapter, args.role) if args.role != "collector" else None

@@ -30,7 +30,7 @@ from conformance.registry import judge
 from conformance.results import CaseResult
 from reference import jsonio
 
-__all__ = ["CollectCase", "CollectJudge", "CollectorAdapter", "collect_cases"]
+__all__ = ["CollectCase", "CollectJudge", "CollectorAdapter", "JSCollectorAdapter", "collect_cases"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -207,14 +207,60 @@ class CollectorAdapter:
         return None
 
 
+class JSCollectorAdapter:
+    """A JavaScript collector (``--js-collector FILE``: CommonJS, ``module.exports.prepare``) run in V8 by
+    the kit's collector harness: a batch of cases in one fresh context; when the batch cannot be judged
+    (a hang, memory, a broken harness), each case again alone, so only the culprit is errored."""
+
+    def __init__(self, path: str, host: Any = None, *, timeout: float = 10.0) -> None:
+        from pathlib import Path
+
+        try:
+            self.source = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            raise CannotStart(f"--js-collector {path}: {err}") from err
+        self.path = path
+        self.description = f"--js-collector {path}"
+        self.host = None
+        self.timeout = timeout
+        if host is not None:
+            self.attach(host)
+
+    def attach(self, host: Any) -> None:
+        """Use ``host`` (a :class:`conformance.v8host.V8Host`) and check that the source loads there."""
+        self.host = host
+        probe = host.collect(self.source, [], seconds=self.timeout)
+        if isinstance(probe, str):
+            raise CannotStart(f"--js-collector {self.path} does not load: {probe}")
+
+    def run_many(self, cases: Sequence[CollectCase]) -> list[dict[str, Any] | Errored]:
+        got = self.host.collect(self.source, [_wire(c) for c in cases], seconds=self.timeout)
+        if not isinstance(got, str):
+            return list(got)
+        if len(cases) == 1:
+            return [Errored(reason=f"the collector {got}")]
+        return [self.run_many([c])[0] for c in cases]
+
+    def run(self, case: CollectCase) -> dict[str, Any] | Errored:
+        return self.run_many([case])[0]
+
+    def close(self) -> None:
+        return None
+
+
+def _wire(case: CollectCase) -> dict[str, Any]:
+    return {"tools": case.tools, "fragments": list(case.fragments), "maxOutputChars": case.max_output_chars}
+
+
 class CollectJudge:
-    def __init__(self, adapter: CollectorAdapter) -> None:
+    def __init__(self, adapter: Any) -> None:
         self.adapter = adapter
 
     def evaluate(self, cases: Sequence[CollectCase]) -> list[CaseResult]:
         out = []
-        for case in cases:
-            answer = self.adapter.run(case)
+        many = getattr(self.adapter, "run_many", None)
+        answers = many(cases) if many is not None else [self.adapter.run(case) for case in cases]
+        for case, answer in zip(cases, answers):
             errored = answer if isinstance(answer, Errored) else None
             obs = CollectObservation(case=case, answer=None if errored else freeze(answer))
             verdict = judge("collect", obs, judged=errored is None)

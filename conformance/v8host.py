@@ -190,6 +190,26 @@ class V8Host:
         obs["purity"] = collected["purity"]
         return obs
 
+    def collect(self, source: str, cases: Sequence[dict[str, Any]], *, seconds: float) -> list[dict[str, Any]] | str:
+        """What a JavaScript collector (CommonJS ``source`` exporting ``prepare``) did with each case, in a
+        fresh context of its own (``conformance/collect_harness.js``); or why there is nothing to judge
+        (it ran past ``seconds``, exhausted memory, threw while loading, or broke the harness)."""
+        reply = self._request("collect", _json({"source": source, "cases": list(cases)}), False, seconds)
+        if reply.status in ("timeout", "hung"):
+            return f"ran past the time limit of {seconds:g}s"
+        if reply.status in ("oom", "died-oom"):
+            return f"exhausted the JS memory limit of {self.limits.memory_bytes >> 20} MiB"
+        if reply.status != "ok":
+            return f"{reply.status}: {reply.message}"
+        try:
+            observations = json.loads(reply.body)
+            if not isinstance(observations, list) or len(observations) != len(cases):
+                raise ValueError("not one observation per case")
+        except ValueError as err:
+            self._kill()
+            return f"the V8 worker answered garbage ({err})"
+        return observations
+
     def _collected(self, reply: _Reply, n: int) -> dict[str, Any] | None:
         """The harness's collect text of an ok reply, with the late purity changes added; None for a
         failed request, or for garbage (the worker is then killed)."""

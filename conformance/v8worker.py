@@ -44,6 +44,7 @@ from typing import Any, BinaryIO
 FRAME = struct.Struct(">I")
 MAX_FRAME = 1 << 30
 HARNESS = resources.files("conformance").joinpath("harness.js").read_text(encoding="utf-8")
+COLLECT_HARNESS = resources.files("conformance").joinpath("collect_harness.js").read_text(encoding="utf-8")
 
 
 def cap_memory(cap: int) -> None:
@@ -149,7 +150,44 @@ class Worker:
             finally:
                 if ctx is not None:
                     ctx.close()
+        if op == "collect":
+            ctx = None
+            try:
+                ctx = self._collect_context(memory)
+                return self._collect(ctx, body, seconds)
+            except BaseException as err:
+                return self._failure(ctx, err), ""
+            finally:
+                if ctx is not None:
+                    ctx.close()
         return {"status": "error", "message": f"unknown op {op!r}"}, ""
+
+    def _collect_context(self, memory: int) -> _Context:
+        racer = self._racer()
+        racer.set_hard_memory_limit(memory)
+        token = secrets.token_hex(16)
+        racer.eval(f"({COLLECT_HARNESS})(globalThis, {json.dumps(token)});")
+        return _Context(racer, json.dumps(token))
+
+    def _collect(self, ctx: _Context, body: str, seconds: float) -> tuple[dict[str, Any], str]:
+        """A collector's source loaded into a fresh context, then the cases run through it (body: JSON
+        ``{"source": ..., "cases": [...]}``); the reply body is the harness's observations."""
+        request = json.loads(body)
+
+        def raw(text: str) -> str:
+            return "String.raw`" + json.dumps(text).replace("`", "\\u0060").replace("$", "\\u0024") + "`"
+
+        # the source goes in as a JSON string literal inside a raw template, decoded by JSON.parse before it
+        # runs, so no character of it can end the template
+        loaded = ctx.racer.eval(f'__codemode_collect.load({ctx.token}, JSON.parse({raw(request["source"])}))',
+                                timeout_sec=seconds)
+        if loaded != "ok":
+            return {"status": "error", "message": str(loaded)}, ""
+        cases = json.dumps(request["cases"])
+        text = ctx.racer.eval(f'__codemode_collect.run({ctx.token}, JSON.parse({raw(cases)}))', timeout_sec=seconds)
+        if not isinstance(text, str) or not text.isascii():
+            raise TypeError("the collector harness answered something other than ASCII text")
+        return {"status": "ok"}, text
 
     def _context(self, memory: int) -> _Context:
         racer = self._racer()

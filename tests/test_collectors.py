@@ -101,3 +101,89 @@ def test_certify_a_collector_from_the_command_line(tmp_path: Path) -> None:
     assert len(record["counterexample"]["case"]["fragments"]) <= 4  # shrunk to a small stream
     usage = subprocess.run([*run, "--cmd", "true"], capture_output=True, text=True, timeout=60)
     assert usage.returncode == 2 and "--python" in usage.stderr
+
+
+# --- JavaScript collectors, run in V8 -----------------------------------------------------------------
+
+REFERENCE_JS = Path(__file__).resolve().parent.parent / "reference" / "collector.js"
+
+#: one-line changes of the JS reference collector, each a bug hand-written collectors have, and its clause
+JS_MUTANTS = {
+    "counts-code-points": ("count += s.length;", "count += Array.from(s).length;", "TR-COUNT"),
+    "drops-body-beside-a-call": ('if (call) throw fail("mixed_body", "body text together with a call");',
+                                 "if (call) return;", "TR-MIXED"),
+    "ignores-other-calls": ("if (index !== 0) throw fail(", "if (index !== 0) return void (", "TR-SINGLE"),
+    "resolves-before-parse": ("input = tool.parse(value);", "tool.resolve(value); input = tool.parse(value);",
+                              "TR-RESOLVE"),
+}
+
+
+@pytest.fixture(scope="module")
+def host() -> object:
+    from conformance.v8host import V8Host
+
+    with V8Host() as h:
+        yield h
+
+
+def js_judged(source: str, cases: list[CollectCase], host: object, tmp: Path, *, timeout: float = 10) -> dict[str, int]:
+    from conformance.collect import JSCollectorAdapter
+
+    path = tmp / "collector.js"
+    path.write_text(source, encoding="utf-8")
+    failed: dict[str, int] = {}
+    for result in CollectJudge(JSCollectorAdapter(str(path), host, timeout=timeout)).evaluate(cases):
+        assert result.errored is None, result.errored
+        for cid in {v.clause for v in result.violations}:
+            failed[cid] = failed.get(cid, 0) + 1
+    return failed
+
+
+def test_the_javascript_reference_collector_passes_in_v8(cases: list[CollectCase], host: object, tmp_path: Path) -> None:
+    assert js_judged(REFERENCE_JS.read_text(encoding="utf-8"), cases, host, tmp_path) == {}
+
+
+@pytest.mark.parametrize("name", sorted(JS_MUTANTS))
+def test_each_javascript_mutant_is_caught_under_its_clause(name: str, cases: list[CollectCase], host: object,
+                                                            tmp_path: Path) -> None:
+    old, new, clause = JS_MUTANTS[name]
+    source = REFERENCE_JS.read_text(encoding="utf-8")
+    assert source.count(old) == 1
+    assert clause in js_judged(source.replace(old, new), cases, host, tmp_path)
+
+
+def test_a_javascript_collector_cannot_hide_its_faults_by_changing_built_ins(cases: list[CollectCase], host: object,
+                                                                              tmp_path: Path) -> None:
+    old, new, _ = JS_MUTANTS["drops-body-beside-a-call"]
+    tamper = """
+    const realPrepare = module.exports.prepare;
+    module.exports.prepare = function (options) {
+      Array.prototype.join = function () { return ""; };
+      String.prototype.slice = function () { return ""; };
+      JSON.stringify = function () { return "[]"; };
+      Object.defineProperty(Object.prototype, "rejected", { get() { return "forged"; }, configurable: true });
+      Reflect.ownKeys = function () { return []; };
+      Object.getOwnPropertyDescriptor = function () { return undefined; };
+      return realPrepare(options);
+    };
+    """
+    source = REFERENCE_JS.read_text(encoding="utf-8").replace(old, new) + tamper
+    failed = js_judged(source, cases, host, tmp_path)
+    assert "TR-MIXED" in failed and set(failed) == {"TR-MIXED"}
+
+
+def test_a_javascript_collector_that_hangs_is_errored_and_the_rest_judged(host: object, tmp_path: Path) -> None:
+    from conformance.adapters import Errored
+    from conformance.collect import JSCollectorAdapter
+
+    source = REFERENCE_JS.read_text(encoding="utf-8").replace(
+        'if (done) throw protocolError("finished", "a fragment after finish");',
+        'if (done) throw protocolError("finished", "a fragment after finish"); if (fragment === "loop") for (;;) {}')
+    path = tmp_path / "hang.js"
+    path.write_text(source, encoding="utf-8")
+    tools = [{"name": "f", "arguments": {}, "required": [], "returns": {"kind": "text"}}]
+    loop = CollectCase(tools=tools, fragments=("loop",), max_output_chars=None, expect={"text": "loop"}, output_chars=4)
+    fine = CollectCase(tools=tools, fragments=("fine",), max_output_chars=None, expect={"text": "fine"}, output_chars=4)
+    got = JSCollectorAdapter(str(path), host, timeout=0.5).run_many([fine, loop])
+    assert isinstance(got[1], Errored) and "time limit" in got[1].reason
+    assert not isinstance(got[0], Errored) and got[0]["result"] == {"text": "fine"}
