@@ -40,6 +40,7 @@ bench: $(STAMP)
 	$(BIN)/codemode bench plan --contended
 	$(BIN)/codemode bench fuzz
 	$(BIN)/codemode bench openai
+	$(BIN)/codemode bench collector
 
 ## Rebuild the shipped weights of the reference model (fixed seed, CPU, under 30 minutes on 2 cores).
 train: $(STAMP)

@@ -15,6 +15,7 @@ import os
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
@@ -363,4 +364,56 @@ def bench_openai(*, requests: int = 2000, latency: float = 0.2, concurrency: int
     print(f"  driver overhead: {(driver - base_async) * 1000:.3f} ms per request over its own HTTP client"
           f" (ratio {driver / base_async:.2f}), {(driver - base) * 1000:.3f} ms over a blocking client"
           f" (ratio {driver / base:.2f})")
+    return 0
+
+
+def bench_collector(*, cases: int = 2000, batch: int = 200) -> int:
+    """``codemode bench collector``: fragments per second pushed through a collector and judged, for the
+    JavaScript reference collector in the V8 host, batched (``batch`` streams per fresh context: the
+    certify path), against baselines measured in the same run: one stream per fresh context, and the
+    Python reference collector in process (observed and judged inline, no thread). Every figure includes
+    judging each stream by the Transport clauses."""
+    from hypothesis import HealthCheck, Phase, given, seed, settings
+
+    from conformance.collect import CollectCase, CollectJudge, JSCollectorAdapter, collect_cases, observe
+    from reference import transports
+
+    drawn: list[CollectCase] = []
+
+    @settings(max_examples=cases, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @seed(4321)
+    @given(collect_cases())
+    def draw(case: CollectCase) -> None:
+        drawn.append(case)
+
+    draw()
+    fragments = sum(len(c.fragments) for c in drawn)
+    print(f"codemode bench collector: {len(drawn)} fragment streams, {fragments} fragments, {os.cpu_count()} CPUs")
+    from importlib import resources
+
+    source = str(resources.files("reference").joinpath("collector.js"))
+    with V8Host() as host:
+        judge_ = CollectJudge(JSCollectorAdapter(source, host))
+        started = time.perf_counter()
+        for k in range(0, len(drawn), batch):
+            judge_.evaluate(drawn[k : k + batch])
+        batched = fragments / (time.perf_counter() - started)
+        alone_cases = drawn[: max(1, len(drawn) // 10)]
+        alone_fragments = sum(len(c.fragments) for c in alone_cases)
+        started = time.perf_counter()
+        for case in alone_cases:
+            judge_.evaluate([case])
+        alone = alone_fragments / (time.perf_counter() - started)
+    class InProcess:  # the Python reference observed and judged inline (no thread per stream)
+        @staticmethod
+        def run(case: CollectCase) -> Any:
+            return observe(transports.prepare, case)
+
+    started = time.perf_counter()
+    CollectJudge(InProcess()).evaluate(drawn)
+    python = fragments / (time.perf_counter() - started)
+    print(f"  V8, {batch} streams per context (certify): {batched:10.0f} fragments/s")
+    print(f"  V8, one stream per context (baseline):   {alone:10.0f} fragments/s   (batched is {batched / alone:.1f}x)")
+    print(f"  Python reference in process (baseline):  {python:10.0f} fragments/s   (batched V8 is {batched / python:.2f}x)")
     return 0

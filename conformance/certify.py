@@ -89,7 +89,8 @@ def certify_role(
             progress(run)
 
     if corpus:
-        for result in corpora.judge(list(corpus), compile_judge=compile_judge, plan_judge=plan_judge):
+        for result in corpora.judge(list(corpus), compile_judge=compile_judge, plan_judge=plan_judge,
+                                    collect_judge=collect_judge):
             if result is not None:
                 run.record(result)
                 run.replayed += 1

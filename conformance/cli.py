@@ -118,7 +118,7 @@ def _parser() -> argparse.ArgumentParser:
     replay_target = replay.add_mutually_exclusive_group(required=True)
     replay_target.add_argument("--cmd", help="the command of the implementation under test")
     replay_target.add_argument("--python", metavar="MODULE:FUNCTION", help="an in-process implementation")
-    replay.add_argument("--role", choices=("compiler", "planner", "pipeline"), default="pipeline")
+    replay.add_argument("--role", choices=("compiler", "planner", "pipeline", "collector"), default="pipeline")
     replay.add_argument("--corpora", type=Path, default=None, metavar="DIR", help="where to look up a case id")
     replay.add_argument("--timeout", type=float, default=10.0)
     replay.add_argument("--tokenizer", choices=("reference", "own"), default="reference")
@@ -127,7 +127,8 @@ def _parser() -> argparse.ArgumentParser:
     fuzz_target = fuzz.add_mutually_exclusive_group(required=True)
     fuzz_target.add_argument("--cmd", help="the command of the implementation under test")
     fuzz_target.add_argument("--python", metavar="MODULE:FUNCTION", help="an in-process implementation")
-    fuzz.add_argument("--role", choices=("compiler", "planner", "pipeline"), default="pipeline")
+    fuzz.add_argument("--role", choices=("compiler", "planner", "pipeline", "collector"), default="pipeline",
+                      help="collector: an in-process collector, --python module:prepare")
     fuzz.add_argument("--minutes", type=float, default=10.0, help="how long to run (default 10)")
     fuzz.add_argument("-n", "--workers", type=int, default=2, help="xdist workers (default 2)")
     fuzz.add_argument("--db", default=None, metavar="DIR|redis://HOST:PORT/N",
@@ -156,7 +157,7 @@ def _parser() -> argparse.ArgumentParser:
     spec.add_argument("clause", nargs="?", help="a clause id such as JS-PARALLEL")
 
     bench = sub.add_parser("bench", help="measure the kit's throughput")
-    bench.add_argument("what", choices=("js", "plan", "fuzz", "openai"))
+    bench.add_argument("what", choices=("js", "plan", "fuzz", "openai", "collector"))
     bench.add_argument("--seconds", type=float, default=60.0, help="fuzz: how long each campaign runs (default 60)")
     bench.add_argument("--cases", type=int, default=2000, help="cases to check (default 2000)")
     bench.add_argument("--batch", type=int, default=200, help="cases per V8 eval in the batched modes (default 200)")
@@ -274,6 +275,10 @@ def main(argv: list[str] | None = None) -> int:
 
             return bench_plan(instructions=args.cases, workers=args.workers, threads=args.threads or None,
                               contended=args.contended)
+        if args.what == "collector":
+            from conformance.bench import bench_collector
+
+            return bench_collector(cases=args.cases, batch=args.batch)
         if args.what == "openai":
             from conformance.bench import bench_openai
 
@@ -740,16 +745,28 @@ def _replay_corpus(args: argparse.Namespace) -> int:
     skipped = [e for e in entries if e.kind not in kinds]
     entries = [e for e in entries if e.kind in kinds]
     try:
-        adapter = make_adapter(command=args.cmd, python=args.python, timeout=args.timeout, role=args.role)
+        if args.role == "collector":
+            from conformance.collect import CollectorAdapter
+
+            if args.python is None:
+                raise CannotStart("collect cases replay on an in-process collector: --python module:prepare")
+            adapter: Any = CollectorAdapter(args.python, timeout=args.timeout)
+        else:
+            adapter = make_adapter(command=args.cmd, python=args.python, timeout=args.timeout, role=args.role)
     except CannotStart as err:
         print(f"codemode replay: {err}", file=sys.stderr)
         return EXIT_USAGE
     counts = {"FIXED": 0, "FAILED": 0, "ERRORED": 0}
     try:
         with V8Host() as host:
-            plan_judge = PlannerJudge(adapter, host, role=args.role, tokenizer=args.tokenizer) if args.role != "compiler" else None
-            compile_judge = CompilerJudge(adapter, host) if args.role != "planner" else None
-            results = corpus.judge(entries, compile_judge=compile_judge, plan_judge=plan_judge)
+            from conformance.collect import CollectJudge
+
+            plan_judge = PlannerJudge(adapter, host, role=args.role, tokenizer=args.tokenizer) if args.role in (
+                "planner", "pipeline") else None
+            compile_judge = CompilerJudge(adapter, host) if args.role in ("compiler", "pipeline") else None
+            collect_judge = CollectJudge(adapter) if args.role == "collector" else None
+            results = corpus.judge(entries, compile_judge=compile_judge, plan_judge=plan_judge,
+                                   collect_judge=collect_judge)
     finally:
         adapter.close()
     from conformance.report import shown
@@ -790,12 +807,19 @@ def _fuzz(args: argparse.Namespace) -> int:
     # the smoke stage, here in the working directory the command was given in: a campaign of workers that
     # cannot start the command would find nothing and say so only in its log
     try:
-        adapter = make_adapter(command=args.cmd, python=args.python, timeout=args.timeout, role=args.role)
+        if args.role == "collector":
+            from conformance.collect import CollectorAdapter
+
+            if args.python is None:
+                raise CannotStart("a collector campaign runs an in-process collector: --python module:prepare")
+            adapter: Any = CollectorAdapter(args.python, timeout=args.timeout)  # it imports: that is its smoke
+        else:
+            adapter = make_adapter(command=args.cmd, python=args.python, timeout=args.timeout, role=args.role)
     except CannotStart as err:
         print(f"codemode fuzz: {err}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        problem = smoke(adapter, args.role)
+        problem = smoke(adapter, args.role) if args.role != "collector" else None
     finally:
         adapter.close()
     if problem is not None:

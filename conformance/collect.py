@@ -8,7 +8,8 @@ in-process Python collector, ``--python module:function``, where the function is
 catalog's tools, each counting its ``resolve`` calls), reads ``output_chars`` after creation, after every
 push and after finish, stops at the first exception (a rejection), and never lets anything the
 collector does (a hang, an exception of any kind, a getter that raises) stop it: a hang past the time
-limit is errored. ``CollectJudge`` hands each observation to the registry (``conformance.checks.transport``).
+limit is errored. The optional ``metadata`` is read once after the end, and a getter that raises changes
+nothing (the seed's rule for Core). ``CollectJudge`` hands each observation to the registry (``conformance.checks.transport``).
 """
 
 from __future__ import annotations
@@ -167,6 +168,11 @@ def observe(prepare: Callable[..., Any], case: CollectCase) -> dict[str, Any]:
             counts.append(_read(collector))
     except Exception as err:  # noqa: BLE001 - a rejection
         result = {"rejected": f"{type(err).__name__}: {err}"[:300]}
+    # the optional call metadata: read once, best effort; whatever its getter does cannot change the result
+    try:
+        getattr(collector, "metadata", None)
+    except Exception:  # noqa: BLE001
+        pass
     return {"result": result, "counts": counts, "resolved": seen[0], "pushed": pushed}
 
 

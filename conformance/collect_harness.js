@@ -220,6 +220,11 @@
         } catch (err) {
           res = { rejected: why(err) };
         }
+        try {
+          void collector.metadata;  // the optional call metadata: read once, best effort, never overriding
+        } catch (err) {
+          // a throwing getter changes neither the result nor the error already obtained
+        }
         out[out.length] = { result: res, counts, resolved: counter.n, pushed };
       }
       return write(out);

@@ -26,7 +26,7 @@ from typing import Any
 from conformance.cases import CompileCase
 from conformance.plan_cases import PlanCase
 
-KINDS_OF_ROLE = {"compiler": ("compile",), "planner": ("plan",), "pipeline": ("plan", "compile"), "collector": ()}
+KINDS_OF_ROLE = {"compiler": ("compile",), "planner": ("plan",), "pipeline": ("plan", "compile"), "collector": ("collect",)}
 
 
 class BadCorpus(ValueError):
@@ -35,7 +35,7 @@ class BadCorpus(ValueError):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Entry:
-    kind: str  # "compile" or "plan"
+    kind: str  # "compile", "plan" or "collect"
     clause: str
     expect: str  # "pass" or "fail"
     case: Any  # CompileCase or PlanCase
@@ -57,7 +57,9 @@ class Entry:
         found = schema.problems("corpus-line", raw)
         if found:
             raise ValueError(found[0])
-        case = (CompileCase if raw["kind"] == "compile" else PlanCase).from_json(raw["case"])
+        from conformance.collect import CollectCase
+
+        case = {"compile": CompileCase, "plan": PlanCase, "collect": CollectCase}[raw["kind"]].from_json(raw["case"])
         if case.id != raw["id"]:
             raise ValueError(f"id {raw['id']} is not the hash of its case ({case.id}); was the case edited?")
         return cls(kind=raw["kind"], clause=raw["clause"], expect=raw["expect"], case=case,
@@ -65,7 +67,9 @@ class Entry:
 
     @classmethod
     def of(cls, case: Any, clause: str, *, expect: str, source: str, note: str = "") -> Entry:
-        kind = "plan" if isinstance(case, PlanCase) else "compile"
+        from conformance.collect import CollectCase
+
+        kind = "plan" if isinstance(case, PlanCase) else "collect" if isinstance(case, CollectCase) else "compile"
         return cls(kind=kind, clause=clause, expect=expect, case=case, source=source, note=note)
 
 
@@ -124,11 +128,12 @@ def find(root: Path | None, ident: str) -> list[Entry]:
     return [e for e in _entries(root) if e.id.startswith(ident)]
 
 
-def judge(entries: Sequence[Entry], *, compile_judge: Any = None, plan_judge: Any = None) -> list[Any]:
-    """Each entry's :class:`conformance.engine.CaseResult`, in order (compile and plan cases batched
-    apart); an entry whose kind has no judge is skipped (``None``)."""
+def judge(entries: Sequence[Entry], *, compile_judge: Any = None, plan_judge: Any = None,
+          collect_judge: Any = None) -> list[Any]:
+    """Each entry's :class:`conformance.engine.CaseResult`, in order (each kind batched apart); an entry
+    whose kind has no judge is skipped (``None``)."""
     out: list[Any] = [None] * len(entries)
-    for kind, judge_ in (("compile", compile_judge), ("plan", plan_judge)):
+    for kind, judge_ in (("compile", compile_judge), ("plan", plan_judge), ("collect", collect_judge)):
         picked = [k for k, e in enumerate(entries) if e.kind == kind]
         if judge_ is None or not picked:
             continue

@@ -90,6 +90,7 @@ class WorkerOptions:
     regressions: Path
     timeout: float
     tokenizer: str
+    js_collector: str | None = None  # a JavaScript collector's file (the collector role)
     hypothesis_share: float = 0.1  # of a worker's time, for rounds Hypothesis draws (the rest are sampled)
     cwd: str | None = None  # where the command runs (the directory fuzz was started in)
 
@@ -136,15 +137,27 @@ def work(options: WorkerOptions, worker: int) -> dict[str, Any]:
     def stopped() -> bool:
         return time.time() >= options.deadline or stop.exists()
 
-    adapter = make_adapter(command=options.command, python=options.python, timeout=options.timeout,
-                           role=options.role, cwd=options.cwd)
     host = V8Host()
+    if options.role == "collector":
+        from conformance.collect import CollectorAdapter, JSCollectorAdapter
+
+        adapter: Any = (JSCollectorAdapter(options.js_collector, host, timeout=options.timeout)
+                        if options.js_collector else CollectorAdapter(str(options.python), timeout=options.timeout))
+    else:
+        adapter = make_adapter(command=options.command, python=options.python, timeout=options.timeout,
+                               role=options.role, cwd=options.cwd)
     try:
         jobs: list[tuple[Any, st.SearchStrategy[Any], Any]] = []
-        if options.role != "compiler":
+        if options.role == "collector":
+            from conformance.certify import collect_batches
+            from conformance.collect import CollectJudge
+
+            # fragment streams are drawn by Hypothesis only (no seeded sampler of them yet)
+            jobs.append((CollectJudge(adapter).evaluate, collect_batches(profile), None))
+        elif options.role != "compiler":
             plan_judge = PlannerJudge(adapter, host, role=options.role, tokenizer=options.tokenizer)
             jobs.append((plan_judge.evaluate, plan_batches(profile), sample_plan_cases))
-        if options.role != "planner":
+        if options.role not in ("planner", "collector"):
             jobs.append((CompilerJudge(adapter, host).evaluate, compile_batches(profile), sample_compile_cases))
         round_ = 0
         spent = [0.0] * len(jobs)  # seconds of rounds, per job (plan cases, compile cases)
@@ -177,7 +190,7 @@ def work(options: WorkerOptions, worker: int) -> dict[str, Any]:
             # so the deadline is never overrun by much.
             started = time.monotonic()
             share = options.hypothesis_share
-            if share >= 1 or (spent[job] > 0 and spent_hypothesis[job] < share * spent[job]):
+            if sample is None or share >= 1 or (spent[job] > 0 and spent_hypothesis[job] < share * spent[job]):
                 explore(run, lambda cases, evaluate=evaluate: judged(evaluate(cases), drawn_by="hypothesis_cases"),
                         batches, profile=profile, seed_value=seed_value)
                 spent_hypothesis[job] += time.monotonic() - started

@@ -31,7 +31,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--codemode-cmd", default=None, help="the command of the implementation under test")
     group.addoption("--codemode-python", default=None, metavar="MODULE:FUNCTION",
                     help="an in-process implementation: request line in, response line out")
-    group.addoption("--codemode-role", default="pipeline", choices=ROLES)
+    group.addoption("--codemode-role", default="pipeline", choices=(*ROLES, "collector"))
     group.addoption("--codemode-profile", default="quick", choices=("quick", "standard", "deep"))
     group.addoption("--codemode-seed", type=int, default=0)
     group.addoption("--codemode-examples", type=int, default=None, help="override the profile's example count")

@@ -187,3 +187,45 @@ def test_a_javascript_collector_that_hangs_is_errored_and_the_rest_judged(host: 
     got = JSCollectorAdapter(str(path), host, timeout=0.5).run_many([fine, loop])
     assert isinstance(got[1], Errored) and "time limit" in got[1].reason
     assert not isinstance(got[0], Errored) and got[0]["result"] == {"text": "fine"}
+
+
+class _MetadataThrows:
+    """The reference collector with a metadata getter that raises, counting how often it is read."""
+
+    reads = 0
+
+    def __init__(self, inner: object) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._inner, name)
+
+    @property
+    def metadata(self) -> object:
+        type(self).reads += 1
+        raise RuntimeError("metadata is not available")
+
+
+def _metadata_throws(stage: object, *, max_output_chars: float) -> object:
+    from reference.transports import prepare
+
+    return _MetadataThrows(prepare(stage, max_output_chars=max_output_chars))  # type: ignore[arg-type]
+
+
+def test_metadata_is_read_once_and_a_throwing_getter_changes_nothing(cases: list[CollectCase], host: object,
+                                                                       tmp_path: Path) -> None:
+    some = cases[:50]
+    _MetadataThrows.reads = 0
+    assert judged("tests.test_collectors:_metadata_throws", some) == {}
+    assert _MetadataThrows.reads == len(some)  # once per stream, after its end
+    source = REFERENCE_JS.read_text(encoding="utf-8").replace(
+        "get outputChars() { return count; },",
+        'get outputChars() { return count; }, get metadata() { throw new Error("no metadata"); },')
+    assert js_judged(source, some, host, tmp_path) == {}
+
+
+def test_collectors_written_from_spec_alone_certify_clean(cases: list[CollectCase], host: object, tmp_path: Path) -> None:
+    """Two collectors written from SPEC.md's Transport section alone (tests/outside/README.md)."""
+    assert judged("tests.outside.collectors.indep_collector:prepare", cases) == {}
+    outside = Path(__file__).resolve().parent / "outside" / "collectors" / "indep_collector.js"
+    assert js_judged(outside.read_text(encoding="utf-8"), cases, host, tmp_path) == {}
