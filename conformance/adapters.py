@@ -87,6 +87,9 @@ def fence_plan(nonce: str) -> dict[str, Any]:
 def _fence_request(kind: str, nonce: str) -> dict[str, Any]:
     if kind == "plan":
         return {"instruction": f'call codemode_fence with nonce "{nonce}"', "tools": FENCE_TOOLS}
+    if kind == "collect":
+        fragment = {"index": 0, "name": "codemode_fence", "arguments": jsonio.dumps({"nonce": nonce})}
+        return {"collect": {"tools": FENCE_TOOLS, "fragments": [fragment], "maxOutputChars": None}}
     return {"plan": fence_plan(nonce), "tools": FENCE_TOOLS}
 
 
@@ -115,7 +118,7 @@ class SubprocessAdapter:
         self.description = command
         self.timeout = timeout
         self.cwd = cwd
-        self.fence = fence  # "compile" or "plan": the kind of request the role's IUT answers
+        self.fence = fence  # "compile", "plan" or "collect": the kind of request the role's IUT answers
         self.starts = 0
         #: stream faults seen while exchanging: (the request lines of the exchange, what went wrong)
         self.faults: list[tuple[tuple[str, ...], str]] = []
@@ -233,6 +236,11 @@ class SubprocessAdapter:
         answer = parse_answer(item) if isinstance(item, bytes) else None
         if not isinstance(answer, dict):
             return "other"
+        if self.fence == "collect":
+            result = answer.get("result")
+            call = result.get("call") if isinstance(result, dict) else None
+            args = call.get("args") if isinstance(call, dict) else None
+            return "fence" if isinstance(args, dict) and args.get("nonce") == nonce else "other"
         if self.fence == "plan":
             if set(answer) == {"diagnostic"}:
                 return "unsure"

@@ -95,7 +95,7 @@ def certify_role(
                 run.record(result)
                 run.replayed += 1
         show()
-    if command is not None:
+    if command is not None and "CLI-STREAM" in run.tallies:
         for case in stream_cases(role, seed=seed_value):
             if time.monotonic() > budget:
                 run.stopped = run.stopped or "the run's time budget ran out before its search was done"

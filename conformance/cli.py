@@ -32,6 +32,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     sub.add_parser("compile", help="the reference compiler: compile requests as JSONL on stdin, answers on stdout")
+    sub.add_parser("collect", help="the reference streaming collector: collect requests as JSONL on stdin (SPEC.md,"
+                   " Transport)")
     plan = sub.add_parser("plan", help="the reference planner: plan requests as JSONL on stdin, answers on stdout")
     plan.add_argument("--js", action="store_true", help="add the compiled js to every plan")
     plan.add_argument("--workers", type=int, default=1,
@@ -247,6 +249,10 @@ def main(argv: list[str] | None = None) -> int:
         from reference.cli import compile_main
 
         return compile_main()
+    if args.command == "collect":
+        from reference.cli import collect_main
+
+        return collect_main()
     if args.command == "plan":
         from reference.cli import plan_main
 
@@ -414,9 +420,6 @@ def _settle(args: argparse.Namespace) -> tuple[dict[str, object], object]:
         if args.role not in (None, "collector"):
             raise ValueError("--js-collector certifies a collector (--role collector)")
         args.role = "collector"
-    elif getattr(args, "role", None) == "collector" and getattr(args, "python", None) is None:
-        raise ValueError("a collector is certified in process: --role collector --python module:prepare, or"
-                         " --js-collector FILE")
     elif any(getattr(args, name, None) is not None for name in ("model", "record", "replay", "prompt", "api_key_env")):
         raise ValueError("--model, --prompt, --api-key-env, --record and --replay are options of --openai")
     if args.timeout <= 0 or args.js_timeout <= 0:
@@ -487,6 +490,10 @@ def _certify(args: argparse.Namespace) -> int:
 
             if args.js_collector is not None:
                 return JSCollectorAdapter(args.js_collector, timeout=args.timeout)
+            if args.cmd is not None:
+                from conformance.collect import StdioCollectorAdapter
+
+                return StdioCollectorAdapter(args.cmd, timeout=args.timeout, cwd=cwd)
             return CollectorAdapter(args.python, timeout=args.timeout)
         return make_adapter(command=args.cmd, python=args.python, timeout=args.timeout, role=args.role, cwd=cwd)
 

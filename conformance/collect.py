@@ -31,7 +31,8 @@ from conformance.registry import judge
 from conformance.results import CaseResult
 from reference import jsonio
 
-__all__ = ["CollectCase", "CollectJudge", "CollectorAdapter", "JSCollectorAdapter", "collect_cases"]
+__all__ = ["CollectCase", "CollectJudge", "CollectorAdapter", "JSCollectorAdapter", "StdioCollectorAdapter",
+           "collect_cases"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,7 +69,8 @@ class CollectCase:
         return hashlib.sha256(jsonio.dumps(self.to_json()).encode()).hexdigest()[:12]
 
     def request_line(self) -> str:
-        return jsonio.dumps({"collect": self.to_json()})
+        """The request as the collector role's JSON Lines protocol writes it."""
+        return jsonio.dumps({"collect": _wire(self)})
 
     @property
     def family(self) -> str:
@@ -252,6 +254,49 @@ class JSCollectorAdapter:
 
     def close(self) -> None:
         return None
+
+
+class StdioCollectorAdapter:
+    """A collector in any language, as a command speaking the collector role's JSON Lines protocol
+    (SPEC.md, Transport): ``{"collect": {"tools", "fragments", "maxOutputChars"}}`` in, ``{"result":
+    {"call"|"text"|"rejected": ...}, "outputChars": [readings], "resolved": n}`` out. It runs on the same
+    leash as every command (``conformance.adapters.SubprocessAdapter``: fenced exchanges, restarts,
+    errored crashes and hangs); an answer of another shape is errored. Over a stream the readings of
+    outputChars and the count of resolve calls are the collector's own report."""
+
+    def __init__(self, command: str, *, timeout: float = 10.0, cwd: str | None = None) -> None:
+        from conformance.adapters import SubprocessAdapter
+
+        self.inner = SubprocessAdapter(command, timeout=timeout, cwd=cwd, fence="collect")
+        self.description = command
+
+    @property
+    def faults(self) -> list[Any]:
+        return self.inner.faults
+
+    def run_many(self, cases: Sequence[CollectCase]) -> list[dict[str, Any] | Errored]:
+        return [_reported(a) for a in self.inner.exchange([{"collect": _wire(c)} for c in cases])]
+
+    def run(self, case: CollectCase) -> dict[str, Any] | Errored:
+        return self.run_many([case])[0]
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def _reported(answer: Any) -> dict[str, Any] | Errored:
+    if isinstance(answer, Errored):
+        return answer
+    result, counts, resolved = answer.get("result"), answer.get("outputChars"), answer.get("resolved")
+    shaped = (set(answer) == {"result", "outputChars", "resolved"} and isinstance(result, dict) and len(result) == 1
+              and next(iter(result)) in ("call", "text", "rejected") and isinstance(counts, list)
+              and isinstance(resolved, int) and not isinstance(resolved, bool))
+    if not shaped:
+        return Errored(reason=f"answered {jsonio.dumps(answer)[:200]}, not a collector response"
+                       ' ({"result": {"call"|"text"|"rejected": ...}, "outputChars": [...], "resolved": n})')
+    if "rejected" in result and not isinstance(result["rejected"], str):
+        result = {"rejected": jsonio.dumps(result["rejected"])[:300]}
+    return {"result": result, "counts": counts, "resolved": resolved, "pushed": None}
 
 
 def _wire(case: CollectCase) -> dict[str, Any]:

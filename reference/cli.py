@@ -39,6 +39,13 @@ def compile_line(line: str) -> str:
     return jsonio.dumps(respond(line.encode("utf-8", "surrogatepass"), compile_handler))
 
 
+def collect_main() -> int:
+    """``codemode collect``: the reference collector over the collector role's JSON Lines protocol."""
+    from reference.transports import collect_request
+
+    return serve(collect_request)
+
+
 def compile_main() -> int:
     return serve(compile_handler)
 

@@ -304,3 +304,58 @@ def _joined(parts: list[str]) -> str:
 def prepare(stage: Stage, *, max_output_chars: float = math.inf) -> Collector:
     """A new collector for one answer of ``stage`` (the seed's ``prepare(options)``)."""
     return Collector(stage, max_output_chars=max_output_chars)
+
+
+# --- the JSON Lines protocol of the collector role (``codemode collect``) ------------------------------
+
+
+def collect_request(request: Any, *, make: Any = None) -> dict[str, Any]:
+    """The answer to one parsed request line of the collector role: ``{"collect": {"tools", "fragments",
+    "maxOutputChars"}}`` gets ``{"result": {"call": ...} | {"text": ...} | {"rejected": why}, "outputChars":
+    [each reading: after the collector is made, after every push, after finish], "resolved": n}``; any
+    other line gets ``{"diagnostic": ...}``. ``make`` is the collector factory (``prepare`` by default)."""
+    from reference.violations import InvalidRecord
+
+    body = request.get("collect") if isinstance(request, dict) and set(request) == {"collect"} else None
+    if not isinstance(body, dict) or not isinstance(body.get("fragments"), list) or "tools" not in body:
+        return {"diagnostic": "a collector request is {\"collect\": {\"tools\": [...], \"fragments\": [...],"
+                              " \"maxOutputChars\": n or null}}"}
+    limit = body.get("maxOutputChars")
+    if limit is None:
+        limit = math.inf
+    elif isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+        return {"diagnostic": f"maxOutputChars {limit!r} is not a non-negative integer or null"}
+    try:
+        registry = ToolRegistry.from_catalog(body["tools"])
+    except InvalidRecord as err:
+        return {"diagnostic": err.diagnostic()}
+    resolved = [0]
+
+    class Counted:
+        def __init__(self, tool: ToolDefinition) -> None:
+            self.id, self._tool = tool.id, tool
+
+        def parse(self, value: Any) -> dict[str, Any]:
+            return self._tool.parse(value)
+
+        def resolve(self, value: dict[str, Any]) -> dict[str, Any]:
+            resolved[0] += 1
+            return self._tool.resolve(value)
+
+    collector = (make or prepare)(ToolRegistry(Counted(t) for t in registry.seal().tools).seal(), max_output_chars=limit)
+    counts = [collector.output_chars]
+    result: dict[str, Any]
+    try:
+        for fragment in body["fragments"]:
+            try:
+                collector.push(fragment)
+            finally:
+                counts.append(collector.output_chars)
+        try:
+            done = collector.finish()
+        finally:
+            counts.append(collector.output_chars)
+        result = {"call": done.call} if isinstance(done, Selection) else {"text": done.text}
+    except ProtocolError as err:
+        result = {"rejected": f"{err.code}: {err}"}
+    return {"result": result, "outputChars": counts, "resolved": resolved[0]}

@@ -99,8 +99,9 @@ def test_certify_a_collector_from_the_command_line(tmp_path: Path) -> None:
                             timeout=120)
     assert replay.returncode == 1 and "TR-ID" in replay.stdout
     assert len(record["counterexample"]["case"]["fragments"]) <= 4  # shrunk to a small stream
-    usage = subprocess.run([*run, "--cmd", "true"], capture_output=True, text=True, timeout=60)
-    assert usage.returncode == 2 and "--python" in usage.stderr
+    usage = subprocess.run([*run, "--openai", "http://127.0.0.1:9/v1", "--model", "m"], capture_output=True, text=True,
+                           timeout=60)
+    assert usage.returncode == 2 and "planner" in usage.stderr
 
 
 # --- JavaScript collectors, run in V8 -----------------------------------------------------------------
@@ -229,3 +230,21 @@ def test_collectors_written_from_spec_alone_certify_clean(cases: list[CollectCas
     assert judged("tests.outside.collectors.indep_collector:prepare", cases) == {}
     outside = Path(__file__).resolve().parent / "outside" / "collectors" / "indep_collector.js"
     assert js_judged(outside.read_text(encoding="utf-8"), cases, host, tmp_path) == {}
+
+
+def test_a_collector_in_any_language_speaks_json_lines(tmp_path: Path) -> None:
+    from tests.conftest import python_module_command
+
+    run = [sys.executable, "-m", "conformance.cli", "certify", "--role", "collector", "--profile", "quick",
+           "--examples", "120"]
+    good = subprocess.run([*run, "--cmd", f"{sys.executable} -m conformance.cli collect", "--report", str(tmp_path / "r.json")],
+                          capture_output=True, text=True, timeout=300)
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["summary"]["passed"] == len(role_clauses("collector"))
+    bad = subprocess.run([*run, "--cmd", python_module_command("tests.faulty.collectors", "any_tool"), "--no-shrink"],
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 1 and "TR-TOOL" in bad.stdout
+    # a command that answers something else is errored, not judged
+    odd = subprocess.run([*run, "--cmd", f"{sys.executable} -m conformance.cli compile", "--no-shrink"],
+                         capture_output=True, text=True, timeout=300)
+    assert odd.returncode == 1 and " 0 failed, 10 errored" in odd.stdout

@@ -204,3 +204,19 @@ CLAUSE_OF = {
     "mends_arguments": "TR-ARGS",
     "resolves_first": "TR-RESOLVE",
 }
+
+
+def main(argv: list[str]) -> int:
+    """``python -m tests.faulty.collectors NAME``: that faulty collector over the collector role's JSON Lines
+    protocol (as ``codemode collect`` serves the reference)."""
+    from reference.protocol import serve
+    from reference.transports import collect_request
+
+    make = globals()[argv[1]]
+    return serve(lambda request: collect_request(request, make=make))
+
+
+if __name__ == "__main__":
+    import sys
+
+    raise SystemExit(main(sys.argv))
