@@ -180,6 +180,12 @@ class _State:
     def fresh(self) -> Any:
         from conformance.adapters import make_adapter
 
+        if self.role == "collector":
+            from conformance.collect import CollectorAdapter, StdioCollectorAdapter
+
+            if self.command:
+                return StdioCollectorAdapter(self.command, timeout=self.timeout, cwd=self.cwd)
+            return CollectorAdapter(str(self.python), timeout=self.timeout)
         return make_adapter(command=self.command, python=self.python, timeout=self.timeout, role=self.role,
                             cwd=self.cwd)
 
@@ -195,7 +201,7 @@ class _State:
         from conformance.cli import smoke
         from conformance.report import json_report
 
-        problem = smoke(self.adapter, self.role)
+        problem = smoke(self.adapter, self.role) if self.role != "collector" else None
         if problem is not None:
             return {"smoke": problem[0]}
         self._run = certify_role(

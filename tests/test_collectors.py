@@ -236,7 +236,7 @@ def test_a_collector_in_any_language_speaks_json_lines(tmp_path: Path) -> None:
     from tests.conftest import python_module_command
 
     run = [sys.executable, "-m", "conformance.cli", "certify", "--role", "collector", "--profile", "quick",
-           "--examples", "120"]
+           "--examples", "60"]
     good = subprocess.run([*run, "--cmd", f"{sys.executable} -m conformance.cli collect", "--report", str(tmp_path / "r.json")],
                           capture_output=True, text=True, timeout=300)
     assert good.returncode == 0, good.stdout + good.stderr
@@ -247,4 +247,4 @@ def test_a_collector_in_any_language_speaks_json_lines(tmp_path: Path) -> None:
     # a command that answers something else is errored, not judged
     odd = subprocess.run([*run, "--cmd", f"{sys.executable} -m conformance.cli compile", "--no-shrink"],
                          capture_output=True, text=True, timeout=300)
-    assert odd.returncode == 1 and " 0 failed, 10 errored" in odd.stdout
+    assert odd.returncode == 1 and "0 passed, 0 failed, " in odd.stdout and " errored" in odd.stdout
