@@ -130,7 +130,7 @@ def _parser() -> argparse.ArgumentParser:
     fuzz_target.add_argument("--cmd", help="the command of the implementation under test")
     fuzz_target.add_argument("--python", metavar="MODULE:FUNCTION", help="an in-process implementation")
     fuzz.add_argument("--role", choices=("compiler", "planner", "pipeline", "collector"), default="pipeline",
-                      help="collector: an in-process collector, --python module:prepare")
+                      help="collector: a streaming collector, --python module:prepare or --cmd speaking JSON Lines")
     fuzz.add_argument("--minutes", type=float, default=10.0, help="how long to run (default 10)")
     fuzz.add_argument("-n", "--workers", type=int, default=2, help="xdist workers (default 2)")
     fuzz.add_argument("--db", default=None, metavar="DIR|redis://HOST:PORT/N",
@@ -753,11 +753,10 @@ def _replay_corpus(args: argparse.Namespace) -> int:
     entries = [e for e in entries if e.kind in kinds]
     try:
         if args.role == "collector":
-            from conformance.collect import CollectorAdapter
+            from conformance.collect import CollectorAdapter, StdioCollectorAdapter
 
-            if args.python is None:
-                raise CannotStart("collect cases replay on an in-process collector: --python module:prepare")
-            adapter: Any = CollectorAdapter(args.python, timeout=args.timeout)
+            adapter: Any = (CollectorAdapter(args.python, timeout=args.timeout) if args.python is not None
+                            else StdioCollectorAdapter(args.cmd, timeout=args.timeout))
         else:
             adapter = make_adapter(command=args.cmd, python=args.python, timeout=args.timeout, role=args.role)
     except CannotStart as err:
@@ -815,11 +814,12 @@ def _fuzz(args: argparse.Namespace) -> int:
     # cannot start the command would find nothing and say so only in its log
     try:
         if args.role == "collector":
-            from conformance.collect import CollectorAdapter
+            from conformance.collect import CollectorAdapter, StdioCollectorAdapter
 
-            if args.python is None:
-                raise CannotStart("a collector campaign runs an in-process collector: --python module:prepare")
-            adapter: Any = CollectorAdapter(args.python, timeout=args.timeout)  # it imports: that is its smoke
+            if args.python is not None:
+                adapter: Any = CollectorAdapter(args.python, timeout=args.timeout)  # it imports: that is its smoke
+            else:
+                adapter = StdioCollectorAdapter(args.cmd, timeout=args.timeout)
         else:
             adapter = make_adapter(command=args.cmd, python=args.python, timeout=args.timeout, role=args.role)
     except CannotStart as err:

@@ -139,10 +139,14 @@ def work(options: WorkerOptions, worker: int) -> dict[str, Any]:
 
     host = V8Host()
     if options.role == "collector":
-        from conformance.collect import CollectorAdapter, JSCollectorAdapter
+        from conformance.collect import CollectorAdapter, JSCollectorAdapter, StdioCollectorAdapter
 
-        adapter: Any = (JSCollectorAdapter(options.js_collector, host, timeout=options.timeout)
-                        if options.js_collector else CollectorAdapter(str(options.python), timeout=options.timeout))
+        if options.js_collector:
+            adapter: Any = JSCollectorAdapter(options.js_collector, host, timeout=options.timeout)
+        elif options.command:
+            adapter = StdioCollectorAdapter(options.command, timeout=options.timeout, cwd=options.cwd)
+        else:
+            adapter = CollectorAdapter(str(options.python), timeout=options.timeout)
     else:
         adapter = make_adapter(command=options.command, python=options.python, timeout=options.timeout,
                                role=options.role, cwd=options.cwd)

@@ -248,3 +248,17 @@ def test_a_collector_in_any_language_speaks_json_lines(tmp_path: Path) -> None:
     odd = subprocess.run([*run, "--cmd", f"{sys.executable} -m conformance.cli compile", "--no-shrink"],
                          capture_output=True, text=True, timeout=300)
     assert odd.returncode == 1 and "0 passed, 0 failed, " in odd.stdout and " errored" in odd.stdout
+
+
+def test_a_fuzzing_campaign_finds_and_replays_a_faulty_collector(tmp_path: Path) -> None:
+    regressions = tmp_path / "regressions"
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "fuzz", "--role", "collector", "--python",
+                           "tests.faulty.collectors:any_tool", "--minutes", "0.2", "-n", "1", "--regressions",
+                           str(regressions), "--campaign-dir", str(tmp_path / "c")], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    (found,) = [p for p in regressions.glob("TR-TOOL-*.jsonl")]
+    replay = [sys.executable, "-m", "conformance.cli", "replay", str(found), "--role", "collector", "--python"]
+    assert subprocess.run([*replay, "tests.faulty.collectors:any_tool"], capture_output=True, timeout=120).returncode == 1
+    fixed = subprocess.run([*replay, "reference.transports:prepare"], capture_output=True, text=True, timeout=120)
+    assert fixed.returncode == 0 and "FIXED" in fixed.stdout
