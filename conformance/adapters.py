@@ -272,6 +272,20 @@ def _show(item: object) -> str:
 # --- in-process ------------------------------------------------------------------------------------
 
 
+def load_function(target: str) -> Callable[..., Any]:
+    """The callable ``module:function`` names (``CannotStart`` saying why when there is none)."""
+    module_name, sep, attr = target.partition(":")
+    if not sep or not module_name or not attr:
+        raise CannotStart(f"{target!r} is not module:function")
+    try:
+        function = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as err:
+        raise CannotStart(f"{target!r} cannot be imported: {err}") from err
+    if not callable(function):
+        raise CannotStart(f"{target!r} is not callable")
+    return function
+
+
 class PythonAdapter:
     """Calls ``module:function`` with each request line (``str``); it returns the response line or a
     ``dict``. An exception, a hang past ``timeout`` or a non-JSON answer is errored.
@@ -285,16 +299,7 @@ class PythonAdapter:
     def __init__(self, target: str, *, timeout: float = 10.0) -> None:
         self.description = f"--python {target}"
         self.timeout = timeout
-        module_name, sep, attr = target.partition(":")
-        if not sep or not module_name or not attr:
-            raise CannotStart(f"{target!r} is not module:function")
-        try:
-            module = importlib.import_module(module_name)
-            function = getattr(module, attr)
-        except (ImportError, AttributeError) as err:
-            raise CannotStart(f"{target!r} cannot be imported: {err}") from err
-        if not callable(function):
-            raise CannotStart(f"{target!r} is not callable")
+        function = load_function(target)
         self.function: Callable[[str], Any] = function
         many = getattr(function, "many", None)
         self.many: Callable[[list[str]], Any] | None = many if callable(many) else None

@@ -15,7 +15,6 @@ nothing (the seed's rule for Core). ``CollectJudge`` hands each observation to t
 from __future__ import annotations
 
 import hashlib
-import importlib
 import math
 import threading
 from collections.abc import Callable, Sequence
@@ -182,18 +181,11 @@ class CollectorAdapter:
     """An in-process Python collector, ``module:function`` (the seed's ``prepare``)."""
 
     def __init__(self, target: str, *, timeout: float = 10.0) -> None:
+        from conformance.adapters import load_function
+
         self.description = f"--python {target}"
         self.timeout = timeout
-        module_name, sep, attr = target.partition(":")
-        if not sep or not module_name or not attr:
-            raise CannotStart(f"{target!r} is not module:function")
-        try:
-            function = getattr(importlib.import_module(module_name), attr)
-        except (ImportError, AttributeError) as err:
-            raise CannotStart(f"{target!r} cannot be imported: {err}") from err
-        if not callable(function):
-            raise CannotStart(f"{target!r} is not callable")
-        self.prepare: Callable[..., Any] = function
+        self.prepare: Callable[..., Any] = load_function(target)
 
     def run(self, case: CollectCase) -> dict[str, Any] | Errored:
         box: list[Any] = []

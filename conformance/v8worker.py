@@ -14,6 +14,8 @@ text; a reply's header is ``{"status": "ok", "timeout", "oom" or "error", "messa
 "late": [str] (ok: purity changes seen only after collect)}`` and its body, when ok, the harness's
 collect text.
 
+``collect`` (a streaming collector's source and fragment streams, as JSON ``{"source", "cases"}``) runs
+in a fresh context with ``collect_harness.js``, closed afterwards; its reply body is the observations.
 ``batch`` runs in one long-lived context (whose baseline of the built-ins the harness takes at its first
 batch), replaced after any failure and when ``fresh`` asks for it; ``alone`` runs in a fresh context,
 closed afterwards. A request is up to three evals (run, collect, and with purity recheck), each with
@@ -153,7 +155,7 @@ class Worker:
         if op == "collect":
             ctx = None
             try:
-                ctx = self._collect_context(memory)
+                ctx = self._context(memory, COLLECT_HARNESS)
                 return self._collect(ctx, body, seconds)
             except BaseException as err:
                 return self._failure(ctx, err), ""
@@ -161,13 +163,6 @@ class Worker:
                 if ctx is not None:
                     ctx.close()
         return {"status": "error", "message": f"unknown op {op!r}"}, ""
-
-    def _collect_context(self, memory: int) -> _Context:
-        racer = self._racer()
-        racer.set_hard_memory_limit(memory)
-        token = secrets.token_hex(16)
-        racer.eval(f"({COLLECT_HARNESS})(globalThis, {json.dumps(token)});")
-        return _Context(racer, json.dumps(token))
 
     def _collect(self, ctx: _Context, body: str, seconds: float) -> tuple[dict[str, Any], str]:
         """A collector's source loaded into a fresh context, then the cases run through it (body: JSON
@@ -189,11 +184,12 @@ class Worker:
             raise TypeError("the collector harness answered something other than ASCII text")
         return {"status": "ok"}, text
 
-    def _context(self, memory: int) -> _Context:
+    def _context(self, memory: int, harness: str = HARNESS) -> _Context:
+        """A fresh V8 context with ``memory`` bytes of heap and ``harness`` installed under a new token."""
         racer = self._racer()
         racer.set_hard_memory_limit(memory)
         token = secrets.token_hex(16)
-        racer.eval(f"({HARNESS})(globalThis, {json.dumps(token)});")
+        racer.eval(f"({harness})(globalThis, {json.dumps(token)});")
         return _Context(racer, json.dumps(token))
 
     def _run(
