@@ -1,15 +1,22 @@
 """The collector role: streamed tool-call fragments pushed into an implementation's collector, observed.
 
 A :class:`CollectCase` is a :class:`strategies.FragmentCase` (a catalog, the fragments, the output limit,
-what must come of them, and the rule a broken one breaks) with an id. :class:`CollectorAdapter` runs an
-in-process Python collector, ``--python module:function``, where the function is the seed's ``prepare``:
-``function(stage, max_output_chars=...)`` returns an object with ``push(fragment)``, ``finish()`` and
-``output_chars``. The kit builds the stage itself (``reference.transports``: a sealed registry of the
-catalog's tools, each counting its ``resolve`` calls), reads ``output_chars`` after creation, after every
-push and after finish, stops at the first exception (a rejection), and never lets anything the
-collector does (a hang, an exception of any kind, a getter that raises) stop it: a hang past the time
-limit is errored. The optional ``metadata`` is read once after the end, and a getter that raises changes
-nothing (the seed's rule for Core). ``CollectJudge`` hands each observation to the registry (``conformance.checks.transport``).
+what must come of them, and the rule a broken one breaks) with an id. Three adapters run a collector,
+each returning one observation per case (``{"result", "counts", "resolved", "pushed"}``) or ``Errored``:
+
+* :class:`CollectorAdapter`, an in-process Python collector (``--python module:function``, the seed's
+  ``prepare``: ``function(stage, max_output_chars=...)`` returns an object with ``push(fragment)``,
+  ``finish()`` and ``output_chars``). The kit builds the stage itself (``reference.transports``: a sealed
+  registry of the catalog's tools, each counting its ``resolve`` calls), reads ``output_chars`` after
+  creation, after every push and after finish, stops at the first exception (a rejection), and reads the
+  optional ``metadata`` once after the end (a getter that raises changes nothing). Nothing the collector
+  does stops the kit: a hang past the time limit, or a ``SystemExit``, is errored;
+* :class:`JSCollectorAdapter`, a JavaScript collector in V8 (``--js-collector FILE``), observed the same way
+  by ``conformance/collect_harness.js``;
+* :class:`StdioCollectorAdapter`, a command in any language speaking the collector role's JSON Lines
+  protocol, whose readings and resolve count are its own report.
+
+``CollectJudge`` hands each observation to the registry (``conformance.checks.transport``).
 """
 
 from __future__ import annotations
