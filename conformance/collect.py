@@ -38,7 +38,7 @@ from conformance.results import CaseResult
 from reference import jsonio
 
 __all__ = ["CollectCase", "CollectJudge", "CollectorAdapter", "JSCollectorAdapter", "StdioCollectorAdapter",
-           "collect_cases"]
+           "collect_cases", "sample_collect_cases"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,6 +97,27 @@ def collect_cases(draw: st.DrawFn) -> CollectCase:
                                max_output_chars=case.output_chars + draw(st.integers(0, 2)))
         return case
     return CollectCase.of(draw(broken_fragment_streams()))
+
+
+def sample_collect_cases(rng: Any, n: int) -> list[CollectCase]:
+    """``n`` collect cases drawn from ``rng`` (a ``random.Random``) by the same generators
+    :func:`collect_cases` drives, without Hypothesis: a campaign's volume. About half are broken."""
+    from strategies._internal.choosers import QuickChooser
+    from strategies._internal.fragments import BREAKS, build_broken_stream, build_fragment_stream
+
+    ch = QuickChooser(rng)
+    out = []
+    for _ in range(n):
+        if ch.boolean():
+            case = CollectCase.of(build_fragment_stream(ch))
+            if ch.integer(0, 2) == 0 and case.output_chars is not None:
+                case = CollectCase(tools=case.tools, fragments=case.fragments, expect=case.expect,
+                                   output_chars=case.output_chars,
+                                   max_output_chars=case.output_chars + ch.integer(0, 2))
+            out.append(case)
+        else:
+            out.append(CollectCase.of(build_broken_stream(ch, ch.choice(BREAKS))))
+    return out
 
 
 # --- running a collector ---------------------------------------------------------------------------------

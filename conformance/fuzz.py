@@ -154,10 +154,9 @@ def work(options: WorkerOptions, worker: int) -> dict[str, Any]:
         jobs: list[tuple[Any, st.SearchStrategy[Any], Any]] = []
         if options.role == "collector":
             from conformance.certify import collect_batches
-            from conformance.collect import CollectJudge
+            from conformance.collect import CollectJudge, sample_collect_cases
 
-            # fragment streams are drawn by Hypothesis only (no seeded sampler of them yet)
-            jobs.append((CollectJudge(adapter).evaluate, collect_batches(profile), None))
+            jobs.append((CollectJudge(adapter).evaluate, collect_batches(profile), sample_collect_cases))
         elif options.role != "compiler":
             plan_judge = PlannerJudge(adapter, host, role=options.role, tokenizer=options.tokenizer)
             jobs.append((plan_judge.evaluate, plan_batches(profile), sample_plan_cases))
@@ -194,7 +193,7 @@ def work(options: WorkerOptions, worker: int) -> dict[str, Any]:
             # so the deadline is never overrun by much.
             started = time.monotonic()
             share = options.hypothesis_share
-            if sample is None or share >= 1 or (spent[job] > 0 and spent_hypothesis[job] < share * spent[job]):
+            if share >= 1 or (spent[job] > 0 and spent_hypothesis[job] < share * spent[job]):
                 explore(run, lambda cases, evaluate=evaluate: judged(evaluate(cases), drawn_by="hypothesis_cases"),
                         batches, profile=profile, seed_value=seed_value)
                 spent_hypothesis[job] += time.monotonic() - started
