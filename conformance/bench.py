@@ -15,10 +15,8 @@ import os
 import statistics
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from conformance.cases import CompileCase, expect, valid_cases
 from conformance.observations import CompileObservation, freeze
@@ -28,16 +26,9 @@ from reference.compiler import compile_request
 
 
 def _cases(n: int) -> list[CompileCase]:
-    out: list[CompileCase] = []
+    from conformance.search import drawn
 
-    @settings(max_examples=n, database=None, deadline=None, phases=[Phase.generate], suppress_health_check=list(HealthCheck))
-    @seed(1234)
-    @given(valid_cases())
-    def collect(case: CompileCase) -> None:
-        out.append(case)
-
-    collect()
-    return out
+    return drawn(valid_cases(), n, seed_value=1234)
 
 
 def judge_js(item: tuple[CompileCase, Any], run: dict[str, Any]) -> Any:
@@ -373,21 +364,11 @@ def bench_collector(*, cases: int = 2000, batch: int = 200) -> int:
     certify path), against baselines measured in the same run: one stream per fresh context, and the
     Python reference collector in process (observed and judged inline, no thread). Every figure includes
     judging each stream by the Transport clauses."""
-    from hypothesis import HealthCheck, Phase, given, seed, settings
-
     from conformance.collect import CollectCase, CollectJudge, JSCollectorAdapter, collect_cases, observe
+    from conformance.search import drawn as examples
     from reference import transports
 
-    drawn: list[CollectCase] = []
-
-    @settings(max_examples=cases, database=None, deadline=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
-    @seed(4321)
-    @given(collect_cases())
-    def draw(case: CollectCase) -> None:
-        drawn.append(case)
-
-    draw()
+    drawn: list[CollectCase] = examples(collect_cases(), cases, seed_value=4321)
     fragments = sum(len(c.fragments) for c in drawn)
     print(f"codemode bench collector: {len(drawn)} fragment streams, {fragments} fragments, {os.cpu_count()} CPUs")
     from importlib import resources

@@ -21,6 +21,7 @@ each returning one observation per case (``{"result", "counts", "resolved", "pus
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import math
 import threading
@@ -123,22 +124,6 @@ def sample_collect_cases(rng: Any, n: int) -> list[CollectCase]:
 # --- running a collector ---------------------------------------------------------------------------------
 
 
-class _Counted:
-    """A stage tool that counts its ``resolve`` calls (what TR-RESOLVE reads)."""
-
-    def __init__(self, tool: Any, seen: list[int]) -> None:
-        self.id = tool.id
-        self._tool = tool
-        self._seen = seen
-
-    def parse(self, value: Any) -> Any:
-        return self._tool.parse(value)
-
-    def resolve(self, value: Any) -> Any:
-        self._seen[0] += 1
-        return self._tool.resolve(value)
-
-
 def _read(collector: Any) -> Any:
     """``output_chars`` as read once (what a getter that raises gives is said, never raised)."""
     try:
@@ -170,10 +155,9 @@ def _plain(result: Any) -> dict[str, Any]:
 
 def observe(prepare: Callable[..., Any], case: CollectCase) -> dict[str, Any]:
     """What ``prepare``'s collector does with ``case`` (raises only for the kit's own faults)."""
-    from reference.transports import ToolRegistry
+    from reference.transports import counting_stage
 
-    seen = [0]
-    stage = ToolRegistry(_Counted(t, seen) for t in ToolRegistry.from_catalog(case.tools).seal().tools).seal()
+    stage, seen = counting_stage(case.tools)
     limit = math.inf if case.max_output_chars is None else case.max_output_chars
     counts: list[Any] = []
     try:
@@ -187,7 +171,7 @@ def observe(prepare: Callable[..., Any], case: CollectCase) -> dict[str, Any]:
     try:
         for fragment in case.fragments:
             try:
-                collector.push(fragment)
+                collector.push(copy.deepcopy(fragment))  # the collector's own copy: the case stays as drawn
             finally:
                 counts.append(_read(collector))
             pushed += 1

@@ -47,6 +47,22 @@ PROFILES = {
 }
 
 
+def drawn(strategy: st.SearchStrategy[Any], n: int, *, seed_value: int) -> list[Any]:
+    """The first ``n`` examples a seeded Hypothesis run draws from ``strategy`` (generation only, no
+    database, no shrinking): the same list for the same seed, for benchmarks and fixed test sets."""
+    out: list[Any] = []
+
+    @settings(max_examples=n, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @seed(seed_value)
+    @given(strategy)
+    def collect(example: Any) -> None:
+        out.append(example)
+
+    collect()
+    return out
+
+
 def hypothesis_settings(profile: Profile, *, shrink: bool, database: Any = None, examples: int | None = None) -> settings:
     return settings(
         max_examples=profile.examples if examples is None else examples,

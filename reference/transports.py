@@ -309,6 +309,29 @@ def prepare(stage: Stage, *, max_output_chars: float = math.inf) -> Collector:
 # --- the JSON Lines protocol of the collector role (``codemode collect``) ------------------------------
 
 
+class _Counted:
+    """A stage tool that counts its ``resolve`` calls in a shared one-item list."""
+
+    def __init__(self, tool: ToolDefinition, resolved: list[int]) -> None:
+        self.id = tool.id
+        self._tool = tool
+        self._resolved = resolved
+
+    def parse(self, value: Any) -> dict[str, Any]:
+        return self._tool.parse(value)
+
+    def resolve(self, value: dict[str, Any]) -> dict[str, Any]:
+        self._resolved[0] += 1
+        return self._tool.resolve(value)
+
+
+def counting_stage(catalog: Any) -> tuple[Stage, list[int]]:
+    """A sealed stage of a valid catalog's tools whose ``resolve`` calls are counted in the returned
+    one-item list (what TR-RESOLVE reads); ``InvalidRecord`` for an invalid catalog."""
+    resolved = [0]
+    return ToolRegistry(_Counted(t, resolved) for t in ToolRegistry.from_catalog(catalog).seal().tools).seal(), resolved
+
+
 def collect_request(request: Any, *, make: Any = None) -> dict[str, Any]:
     """The answer to one parsed request line of the collector role: ``{"collect": {"tools", "fragments",
     "maxOutputChars"}}`` gets ``{"result": {"call": ...} | {"text": ...} | {"rejected": why}, "outputChars":
@@ -326,23 +349,10 @@ def collect_request(request: Any, *, make: Any = None) -> dict[str, Any]:
     elif isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
         return {"diagnostic": f"maxOutputChars {limit!r} is not a non-negative integer or null"}
     try:
-        registry = ToolRegistry.from_catalog(body["tools"])
+        stage, resolved = counting_stage(body["tools"])
     except InvalidRecord as err:
         return {"diagnostic": err.diagnostic()}
-    resolved = [0]
-
-    class Counted:
-        def __init__(self, tool: ToolDefinition) -> None:
-            self.id, self._tool = tool.id, tool
-
-        def parse(self, value: Any) -> dict[str, Any]:
-            return self._tool.parse(value)
-
-        def resolve(self, value: dict[str, Any]) -> dict[str, Any]:
-            resolved[0] += 1
-            return self._tool.resolve(value)
-
-    collector = (make or prepare)(ToolRegistry(Counted(t) for t in registry.seal().tools).seal(), max_output_chars=limit)
+    collector = (make or prepare)(stage, max_output_chars=limit)
     counts = [collector.output_chars]
     result: dict[str, Any]
     try:

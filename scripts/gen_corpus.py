@@ -14,7 +14,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,17 +33,10 @@ from conformance.certify import UNHUNTED as NOT_PER_CASE  # noqa: E402
 
 
 def draw(strategy: st.SearchStrategy, examples: int) -> list:
-    out: list = []
+    from conformance.search import drawn
 
-    @settings(max_examples=examples, database=None, deadline=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
-    @seed(20261130)
-    @given(st.lists(strategy, min_size=1, max_size=8))
-    def collect(batch: list) -> None:
-        out.extend(batch)
-
-    collect()
-    return out
+    return [case for batch in drawn(st.lists(strategy, min_size=1, max_size=8), examples, seed_value=20261130)
+            for case in batch]
 
 
 def curate(kind: str, judge: object, cases: list, clauses: list[str], per_clause: int) -> list[corpus.Entry]:

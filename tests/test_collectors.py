@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from conformance.collect import CollectCase, CollectJudge, CollectorAdapter, collect_cases
 from conformance.registry import role_clauses
@@ -18,17 +17,9 @@ from tests.faulty.collectors import CLAUSE_OF
 
 @pytest.fixture(scope="module")
 def cases() -> list[CollectCase]:
-    out: list[CollectCase] = []
+    from conformance.search import drawn
 
-    @settings(max_examples=600, database=None, deadline=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
-    @seed(7)
-    @given(collect_cases())
-    def collect(case: CollectCase) -> None:
-        out.append(case)
-
-    collect()
-    return out
+    return drawn(collect_cases(), 600, seed_value=7)
 
 
 def judged(target: str, cases: list[CollectCase]) -> dict[str, int]:
@@ -262,3 +253,27 @@ def test_a_fuzzing_campaign_finds_and_replays_a_faulty_collector(tmp_path: Path)
     assert subprocess.run([*replay, "tests.faulty.collectors:any_tool"], capture_output=True, timeout=120).returncode == 1
     fixed = subprocess.run([*replay, "reference.transports:prepare"], capture_output=True, text=True, timeout=120)
     assert fixed.returncode == 0 and "FIXED" in fixed.stdout
+
+
+def _mutating(stage: object, *, max_output_chars: float) -> object:
+    """The reference collector, but it scribbles on every fragment it is given after reading it."""
+    from reference.transports import prepare
+
+    inner = prepare(stage, max_output_chars=max_output_chars)  # type: ignore[arg-type]
+    push = inner.push
+
+    def scribble(fragment: object) -> None:
+        push(fragment)
+        if isinstance(fragment, dict):
+            fragment["index"] = 9
+            fragment["name"] = "scribbled"
+
+    inner.push = scribble  # type: ignore[method-assign]
+    return inner
+
+
+def test_a_collector_that_changes_its_fragments_cannot_change_the_case(cases: list[CollectCase]) -> None:
+    some = cases[:80]
+    before = [(c.id, c.request_line()) for c in some]
+    assert judged("tests.test_collectors:_mutating", some) == {}
+    assert [(c.id, c.request_line()) for c in some] == before

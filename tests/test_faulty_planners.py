@@ -12,7 +12,6 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from conformance.adapters import PythonAdapter
@@ -37,17 +36,9 @@ CATALOG_CLAUSES = ("IN-COUNT", "IN-KEYS", "IN-NAME", "IN-UNIQUE", "IN-ARGS", "IN
 
 
 def _draw(strategy: st.SearchStrategy[PlanCase], n: int, key: int) -> list[PlanCase]:
-    out: list[PlanCase] = []
+    from conformance.search import drawn
 
-    @settings(max_examples=n, database=None, deadline=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
-    @seed(key)
-    @given(strategy)
-    def collect(case: PlanCase) -> None:
-        out.append(case)
-
-    collect()
-    return out
+    return drawn(strategy, n, seed_value=key)
 
 
 @pytest.fixture(scope="module")

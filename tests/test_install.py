@@ -78,3 +78,17 @@ def test_http_planners_need_their_extras_and_say_so(installed: Path, tmp_path: P
     proc = _run(installed / "python", "-c", "from conformance.openai.prompt import Prompt; print(Prompt.shipped().digest)",
                 cwd=tmp_path)
     assert proc.returncode == 0 and proc.stdout.startswith("sha256:"), proc.stderr[-2000:]
+
+
+def test_the_installed_kit_certifies_collectors_from_another_directory(installed: Path, tmp_path: Path) -> None:
+    # the JavaScript reference collector as shipped in the wheel, in V8 through the shipped harness
+    find = _run(installed / "python", "-c", "from importlib import resources;"
+                " print(resources.files('reference').joinpath('collector.js'))", cwd=tmp_path)
+    shipped = find.stdout.strip()
+    assert find.returncode == 0 and Path(shipped).is_file(), find.stderr[-2000:]
+    for target in (["--js-collector", shipped], ["--role", "collector", "--python", "reference.transports:prepare"]):
+        proc = _run(installed / "codemode", "certify", *target, "--profile", "quick", "--examples", "40",
+                    "--report", "report.json", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        report = json.loads((tmp_path / "report.json").read_text())
+        assert report["role"] == "collector" and report["summary"]["passed"] == 10

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from reference import jsonio
-from reference.transports import Collector, ProtocolError, Selection, Stage
+from reference.transports import Collector, Selection, Stage
 
 
 def _make(cls: type[Collector]) -> Any:
