@@ -30,7 +30,7 @@ MIXTURE = (
 )
 
 
-def _example(seed: int, buckets: int, hold_out: frozenset[str] = frozenset()) -> Any:
+def _example(seed: int, hold_out: frozenset[str] = frozenset()) -> Any:
     from reference.train import example
     from strategies._internal.instructions import sample
 
@@ -41,19 +41,19 @@ def _example(seed: int, buckets: int, hold_out: frozenset[str] = frozenset()) ->
         return None
     output = inst.output if inst.plan is not None or inst.schedule != "reject" else None
     return example(inst.text, inst.catalog, tags=inst.tags, schedule=inst.schedule, output=output,
-                   family=inst.family, buckets=buckets)
+                   family=inst.family)
 
 
-def _examples(args: tuple[int, int, int, frozenset[str]]) -> list[Any]:
-    start, stop, buckets, hold_out = args
-    return [e for seed in range(start, stop) if (e := _example(seed, buckets, hold_out)) is not None]
+def _examples(args: tuple[int, int, frozenset[str]]) -> list[Any]:
+    start, stop, hold_out = args
+    return [e for seed in range(start, stop) if (e := _example(seed, hold_out)) is not None]
 
 
-def generate(n: int, *, base: int, buckets: int, workers: int = 2, hold_out: frozenset[str] = frozenset()) -> list[Any]:
+def generate(n: int, *, base: int, workers: int = 2, hold_out: frozenset[str] = frozenset()) -> list[Any]:
     """``n`` seeds' worth of training examples, made by ``workers`` processes (order is deterministic);
     an instruction phrased with any ``hold_out`` form (``axis=form``) is left out."""
     step = 2000
-    parts = [(s, min(s + step, base + n), buckets, hold_out) for s in range(base, base + n, step)]
+    parts = [(s, min(s + step, base + n), hold_out) for s in range(base, base + n, step)]
     if workers <= 1:
         chunks = [_examples(p) for p in parts]
     else:
@@ -68,15 +68,14 @@ def train(*, examples: int = 180_000, out: str | None = None, seed: int = 0, wor
     recipe); ``hold_out`` phrasing forms (``axis=form``, see ``strategies._internal.rendering.AXES``) are
     kept out of the training data, to measure generalization to phrasing never seen; ``options`` go to
     :func:`reference.train.train`."""
-    from reference import model as M
     from reference.train import train as fit
+    from strategies._internal.vocabulary import UNSEEN
 
     check_forms(hold_out)
     t0 = time.time()
-    data = generate(examples, base=TRAIN_SEED_BASE, buckets=M.Config().buckets, workers=workers,
-                    hold_out=frozenset(hold_out))
+    data = generate(examples, base=TRAIN_SEED_BASE, workers=workers, hold_out=frozenset(hold_out))
     print(f"generated {len(data)} examples in {time.time() - t0:.0f}s", file=log)
-    return fit(data, seed=seed, out=out, log=log, **options)
+    return fit(data, seed=seed, out=out, log=log, reserved=UNSEEN, **options)
 
 
 def held_out(n: int, *, base: int = EVAL_SEED_BASE, augment: bool = False) -> list[Any]:

@@ -4,7 +4,8 @@ One file, read top to bottom: the features, the network, and loading the shipped
 
 Features make the model see an instruction *relative to its catalog*, and nothing of what it must not
 see. A token is its kind (word, string, number, boolean, punctuation); a word or punctuation that is not a
-catalog name is also its identity (hashed into a fixed table, lower-cased, plus a capital-letter bit). A
+catalog name is also its identity: its entry in the lexicon of words seen in training (lower-cased), or its
+stem's, or the unknown word (:class:`Lexicon`), plus a capital-letter bit and its shape. A
 word that *is* a catalog name carries no identity at all, only what the catalog says of it: a tool name
 (and what it returns), an argument of the tool mentioned before / after it or of any tool (and its type,
 whether it is required), a return property. A string token is the bare fact "a string": its content is
@@ -22,7 +23,6 @@ how much padding its batch has.
 from __future__ import annotations
 
 import itertools
-import zlib
 from bisect import bisect_right
 from dataclasses import asdict, dataclass
 from importlib import resources
@@ -41,25 +41,95 @@ SCHEDULES = ("reject", "sequential", "parallel")
 OUTPUTS = ("all", "last", "default")
 KINDS = ("word", "string", "number", "boolean", "punct")
 
-# token ids: specials, then hashed identities
+# token ids: specials, then the lexicon's identities
 PAD, STRING, NUMBER, BOOLEAN, NAME, UNKNOWN = range(6)
 SPECIALS = 8
-N_FEATURES = 26
+N_FEATURES = 29
 
 
 @dataclass(frozen=True)
 class Config:
-    buckets: int = 4096
+    #: the lexicon: the identities with an embedding of their own (see :class:`Lexicon`)
+    words: tuple[str, ...] = ()
     channels: int = 64
     dilations: tuple[int, ...] = (1, 2, 4, 8, 16, 1)
 
 
-def word_id(text: str, buckets: int) -> int:
-    """The hashed identity of a word or punctuation token (stable across runs and machines)."""
-    return SPECIALS + zlib.crc32(text.lower().encode("utf-8", "surrogatepass")) % buckets
+STEM = 4  # the letters of a word's stem ("~sort" for sorted, sorting, sorts)
 
 
-def featurize(tokens: tuple[Token, ...], catalog: Catalog, buckets: int) -> tuple[list[int], list[int]]:
+def stem(text: str) -> str | None:
+    """The stem identity of a lower-cased word of at least ``STEM + 1`` characters that starts with
+    ``STEM`` letters: ``"~"`` and those letters (no token's text starts with ``~`` and goes on)."""
+    if len(text) > STEM and text[:STEM].isalpha():
+        return "~" + text[:STEM]
+    return None
+
+
+class Lexicon:
+    """The words (and punctuation) the network knows, each with an embedding of its own: the lower-cased
+    texts seen in at least a few training instructions, and the stems of the words seen (``~sort``).
+
+    A word of the lexicon is its own identity; another word is its stem's, when the lexicon has that
+    stem ("sortable" reads as "sort..."), or else the unknown word: a word never seen in training is never
+    read as some other word that happens to share its hash (most of people's English is such words)."""
+
+    def __init__(self, words: tuple[str, ...]) -> None:
+        self.words = words
+        self.index = {w: SPECIALS + k for k, w in enumerate(words)}
+        self.cache: dict[str, tuple[int, int]] = {}
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def identity(self, text: str) -> int:
+        low = text.lower()
+        found = self.index.get(low)
+        if found is None:
+            s = stem(low)
+            found = self.index.get(s, UNKNOWN) if s is not None else UNKNOWN
+        return found
+
+    def entry(self, text: str, kind: str) -> tuple[Any, int]:
+        """A word's or punctuation's id and its features (its text says its kind: words and punctuation
+        never share one), cached."""
+        entry = self.cache.get(text)
+        if entry is None:
+            entry = (self.identity(text), identity_bits(text, kind))
+            if len(text) <= _CACHED_LENGTH and len(self.cache) < 65536:  # a request line may hold a word of
+                self.cache[text] = entry  # megabytes: not kept
+        return entry
+
+
+class Texts(Lexicon):
+    """What the lexicon is made from: each identity's lower-cased text in place of its id (training data
+    is featurized with it first, and the lexicon made from the texts seen)."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    def identity(self, text: str) -> Any:
+        return text.lower()
+
+
+def identity_bits(text: str, kind: str) -> int:
+    """The features of a word or punctuation that is no catalog name: its kind, a capital first letter, and
+    its shape (an underscore, a capital inside it, a digit: how identifiers look, such as a tool that is not
+    in the catalog)."""
+    bits = _KIND_BIT[kind]
+    if text[:1].isupper():
+        bits |= _CAPITAL
+    if kind == "word":
+        if "_" in text:
+            bits |= 1 << 26
+        if any(c.isupper() for c in text[1:]) and any(c.islower() for c in text):
+            bits |= 1 << 27
+        if any(c.isdigit() for c in text):
+            bits |= 1 << 28
+    return bits
+
+
+def featurize(tokens: tuple[Token, ...], catalog: Catalog, lexicon: Lexicon) -> tuple[list[int], list[int]]:
     """Token ids of an instruction against its catalog, and each token's binary features as one integer
     (bit ``f`` set when feature ``f`` is on; a token has a handful of the ``N_FEATURES``)."""
     tools = {t.name: t for t in catalog.tools}
@@ -72,9 +142,6 @@ def featurize(tokens: tuple[Token, ...], catalog: Catalog, buckets: int) -> tupl
         required.update(t.required)
         props.update(t.returns.properties or ())
     names = tools.keys() | any_args.keys() | props
-    known = _KNOWN.get(buckets)
-    if known is None or len(known) > 65536:
-        known = _KNOWN[buckets] = {}
     ids: list[int] = []
     codes: list[int] = []
     pt = None  # the tool mentioned nearest before
@@ -83,11 +150,7 @@ def featurize(tokens: tuple[Token, ...], catalog: Catalog, buckets: int) -> tupl
     for i, tok in enumerate(tokens):
         kind, text = tok.kind, tok.text
         if kind == "punct" or (kind == "word" and text not in names):  # most tokens: an identity
-            entry = known.get(text)
-            if entry is None:  # a word's text says its kind: words and punctuation never share one
-                entry = (word_id(text, buckets), _KIND_BIT[kind] | (_CAPITAL if text[:1].isupper() else 0))
-                if len(text) <= _CACHED_LENGTH:  # a request line may hold a word of megabytes: not kept
-                    known[text] = entry
+            entry = lexicon.entry(text, kind)
             ids.append(entry[0])
             codes.append(entry[1] | after)
             continue
@@ -142,8 +205,7 @@ def featurize(tokens: tuple[Token, ...], catalog: Catalog, buckets: int) -> tupl
     return ids, codes
 
 
-_KNOWN: dict[int, dict[str, tuple[int, int]]] = {}  # per table size: word -> (id, its features)
-_CACHED_LENGTH = 64  # the longest word kept in it (the cache holds at most 65,536 words: 4 MiB of text)
+_CACHED_LENGTH = 64  # the longest word kept in a lexicon's cache (at most 65,536 words: 4 MiB of text)
 
 
 _KIND_BIT = {k: 1 << i for i, k in enumerate(KINDS)}  # features 0-4: the token's kind
@@ -214,7 +276,8 @@ class TinyCodemode(nn.Module):
         super().__init__()
         self.config = config or Config()
         c = self.config.channels
-        self.embed = nn.Embedding(SPECIALS + self.config.buckets, c, padding_idx=PAD)
+        self.lexicon = Lexicon(self.config.words)
+        self.embed = nn.Embedding(SPECIALS + len(self.lexicon), c, padding_idx=PAD)
         self.features = nn.Linear(N_FEATURES, c)
         self.blocks = nn.ModuleList(Block(c, d) for d in self.config.dilations)
         self.norm = nn.LayerNorm(c)

@@ -38,6 +38,12 @@ from reference.violations import InvalidRecord, Violation
 #: cache, which makes them faster per instruction than large ones (``codemode bench plan`` measures)
 BATCH_TOKENS = 512
 
+#: how much likelier (in logits) the network must find "reject" than either schedule for a request to be
+#: refused as unsupported: a request it is not sure of is planned, and decoding and validation still
+#: refuse what does not make a valid plan. On generated held-out requests (seeds of neither training nor
+#: certification) fewer than 0.3% of the unsupported ones fall below it
+REJECT_MARGIN = 1.0
+
 
 def _diagnostic(violations: Sequence[Violation]) -> dict[str, Any]:
     return {"diagnostic": "; ".join(f"{v.clause}: {v.message}" for v in violations)}
@@ -157,13 +163,16 @@ class Planner:
     # -- stages --
 
     def _plan_chunk(self, chunk: list[tuple[int, tuple[Token, ...], Catalog]]) -> list[dict[str, Any]]:
-        buckets = self.network.config.buckets
-        rows = [M.featurize(tokens, catalog, buckets) for _, tokens, catalog in chunk]
+        lexicon = self.network.lexicon
+        rows = [M.featurize(tokens, catalog, lexicon) for _, tokens, catalog in chunk]
         ids, feats, mask = M.batch(rows)
         with self._lock, torch.inference_mode():
             tag_logits, schedule_logits, output_logits = self.forward(ids, feats, mask)
         tags = tag_logits.argmax(dim=2).tolist()
-        schedules = schedule_logits.argmax(dim=1).tolist()
+        # reject only when the network is sure of it by REJECT_MARGIN (in logits) over both schedules
+        schedules = (schedule_logits[:, 1:].argmax(dim=1) + 1).tolist()
+        margins = (schedule_logits[:, 0] - schedule_logits[:, 1:].amax(dim=1)).tolist()
+        schedules = [0 if m > REJECT_MARGIN else k for m, k in zip(margins, schedules)]
         outputs = output_logits.argmax(dim=1).tolist()
         answers = []
         for r, (_, tokens, catalog) in enumerate(chunk):
@@ -174,15 +183,21 @@ class Planner:
                     [M.TAGS[t] for t in tags[r][: len(tokens)]],
                     M.SCHEDULES[schedules[r]],
                     M.OUTPUTS[outputs[r]],
+                    lambda r=r, n=len(tokens): tag_logits[r, :n].tolist(),
                 )
             )
         return answers
 
-    def _answer(self, tokens: tuple[Token, ...], catalog: Catalog, tags: list[str], schedule: str, output: str) -> dict[str, Any]:
+    def _answer(self, tokens: tuple[Token, ...], catalog: Catalog, tags: list[str], schedule: str, output: str,
+                logits: Any = None) -> dict[str, Any]:
         raw = decode(tokens, tags, schedule, output, catalog)
+        problems = validate_plan(raw, catalog) if not isinstance(raw, str) else []
+        if (isinstance(raw, str) or problems) and schedule != "reject" and logits is not None:
+            second = reread(tokens, tags, schedule, output, catalog, logits())
+            if second is not None:
+                raw, problems = second, []
         if isinstance(raw, str):
             return {"diagnostic": raw}
-        problems = validate_plan(raw, catalog)
         if problems:
             return {"diagnostic": "the decoded plan is not valid for this catalog: " + _diagnostic(problems)["diagnostic"]}
         if not self.js:
@@ -282,7 +297,8 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
 
     Calls are the ``CALL`` tokens in order, and an ``AGAIN`` token (one mention for repeated calls: "X
     twice, once with … and once with …") is another call of the tool of the call before it. An argument name joins the call before (``ARG<``) or after
-    (``ARG>``) it; a value fills the nearest argument name before (``VAL<``) or after (``VAL>``) it.
+    (``ARG>``) it; a value fills the nearest argument name before (``VAL<``) or after (``VAL>``) it (a
+    value whose names on both sides are filled already, with that same value, is the value said twice).
     Fields are the ``FIELD`` tokens in order; the limit is the ``LIMIT`` number. One call is ``single``;
     2-3 calls take the schedule; an unnamed output kind is ``last`` for one call and ``all`` for more.
     """
@@ -350,7 +366,10 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
         if target is None:
             if all(j is None for j in sides):
                 return f"the value {shown(tok.text)} belongs to no argument"
-            return f"argument {shown(tokens[next(j for j in sides if j is not None)].text)!r} is given two values"
+            nearest = next(j for j in sides if j is not None)
+            if any(j is not None and json_equal(filled[j], _plain(tok.value)) for j in sides):
+                continue  # the same value said twice ("invoice "INV-7" ... (invoice_id "INV-7")")
+            return f"argument {shown(tokens[nearest].text)!r} is given two values"
         filled[target] = _plain(tok.value)
     # an argument name with no value is a word that only looks like one ("send it to the team", with an
     # argument named "to"): left out, so that a required argument it leaves missing is refused below
@@ -380,6 +399,52 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
             return f"the row limit {shown(limits[0].text)} is not an integer"
         out["limit"] = int(value)  # type: ignore[arg-type]
     return {"mode": mode, "calls": calls, "output": out}
+
+
+#: how many other readings :func:`reread` tries, at most, and how far below the model's choice (in
+#: logits) a tag may be for a reading to try it
+REREADS = 12
+REREAD_GAP = 5.0
+_TAG_INDEX = {t: k for k, t in enumerate(M.TAGS)}
+_VALUE_TAGS = ("VAL<", "VAL>")
+_NAME_TAGS = ("O", "ARG<", "ARG>")
+
+
+def reread(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: str, catalog: Catalog,
+           logits: Sequence[Sequence[float]]) -> dict[str, Any] | None:
+    """When the model's best tags do not decode into a valid plan: the valid plan of the likeliest other
+    reading, or ``None``. The readings tried change one or two of the tags the model was least sure of, and
+    only where a reader could hesitate: which side a value's argument name is on (``VAL<``/``VAL>``), and
+    whether a word that is an argument name of the catalog is one here (``O``/``ARG<``/``ARG>``). Calls are
+    never changed, no value is ever dropped and every argument name read as one must get its value, so a
+    request that names too many calls, a tool or argument not in the catalog, a value with no argument or
+    an argument with no value stays refused."""
+    names = {a for t in catalog.tools for a, _ in t.arguments}
+    changes: list[tuple[float, int, str]] = []
+    for i, (tok, tag) in enumerate(zip(tokens, tags)):
+        if tok.kind in ("string", "number", "boolean") and tag in _VALUE_TAGS:
+            allowed = _VALUE_TAGS
+        elif tok.kind == "word" and tok.text in names and tag in _NAME_TAGS:
+            allowed = _NAME_TAGS
+        else:
+            continue
+        row = logits[i]
+        changes += [(gap, i, alt) for alt in allowed
+                    if alt != tag and (gap := row[_TAG_INDEX[tag]] - row[_TAG_INDEX[alt]]) < REREAD_GAP]
+    changes.sort()
+    options: list[tuple[float, tuple[tuple[int, str], ...]]] = [(c, ((i, alt),)) for c, i, alt in changes[:6]]
+    best = changes[:4]
+    options += [(a[0] + b[0], ((a[1], a[2]), (b[1], b[2]))) for k, a in enumerate(best) for b in best[k + 1 :] if a[1] != b[1]]
+    options.sort(key=lambda o: o[0])
+    for _, edits in options[:REREADS]:
+        other = list(tags)
+        for i, alt in edits:
+            other[i] = alt
+        raw = decode(tokens, other, schedule, output, catalog)
+        named = sum(t in ("ARG<", "ARG>") for t in other)
+        if not isinstance(raw, str) and sum(len(c["args"]) for c in raw["calls"]) == named and not validate_plan(raw, catalog):
+            return raw  # (a reading in which an argument name is left without its value is no reading)
+    return None
 
 
 def _plain(value: Any) -> Any:

@@ -30,23 +30,56 @@ IGNORE = -100
 
 @dataclass
 class Example:
-    ids: list[int]
+    ids: list[Any]  # token ids; a word's lower-cased text until the lexicon is made (see ``lexicon``)
     codes: list[int]  # each token's features, as model.featurize gives them
     tags: list[int]
     schedule: int
     output: int
     family: str
+    stems: list[int] | None = None  # each token's stem id (M.UNKNOWN: none), once identified
 
 
 def example(text: str, catalog: Any, *, tags: Sequence[str] | None, schedule: str, output: str | None,
-            family: str, buckets: int) -> Example:
+            family: str) -> Example:
     """One training example: ``text`` over ``catalog`` with its per-token tags (``None``: not tagged, as
-    for an unsupported request), its schedule class and output kind."""
+    for an unsupported request), its schedule class and output kind. Its words are still texts: the
+    lexicon is made from the whole training set (:func:`lexicon`), and ids given by :func:`identify`."""
     tokens = lex(text, max_tokens=10**6).tokens
-    ids, codes = M.featurize(tokens, catalog, buckets)
+    ids, codes = M.featurize(tokens, catalog, _TEXTS)
     tag_ids = [M.TAGS.index(t) for t in tags] if tags is not None else [IGNORE] * len(tokens)
     out = M.OUTPUTS.index(output) if output is not None else IGNORE
     return Example(ids=ids, codes=codes, tags=tag_ids, schedule=M.SCHEDULES.index(schedule), output=out, family=family)
+
+
+_TEXTS = M.Texts()
+
+#: a word (or stem) is in the lexicon when this many training instructions have it
+MIN_COUNT = 3
+
+
+def lexicon(data: Sequence[Example], *, reserved: Iterable[str] = ()) -> tuple[str, ...]:
+    """The lexicon of a training set: the texts that at least ``MIN_COUNT`` of its instructions have, and the
+    stems their words have in at least ``MIN_COUNT`` instructions, sorted; ``reserved`` texts (the augmentation's
+    stand-ins for unseen words) are never in it."""
+    words: Counter[str] = Counter()
+    for e in data:
+        words.update({t for t in e.ids if isinstance(t, str)})
+    skip = {w.lower() for w in reserved}
+    known = {w for w, n in words.items() if n >= MIN_COUNT and w not in skip}
+    stems: Counter[str] = Counter()
+    for w, n in words.items():
+        if w not in skip and (s := M.stem(w)) is not None:
+            stems[s] += n
+    known.update(s for s, n in stems.items() if n >= MIN_COUNT)
+    return tuple(sorted(known))
+
+
+def identify(data: list[Example], lex_: M.Lexicon) -> None:
+    """Give every example's words their ids in ``lex_``, in place, and note each word's stem id (what word
+    dropout may read it as)."""
+    for e in data:
+        e.stems = [lex_.index.get(M.stem(t) or "", M.UNKNOWN) if isinstance(t, str) else M.UNKNOWN for t in e.ids]
+        e.ids = [lex_.identity(t) if isinstance(t, str) else t for t in e.ids]
 
 
 def _batches(examples: list[Example], size: int, rng: random.Random) -> list[list[Example]]:
@@ -56,14 +89,16 @@ def _batches(examples: list[Example], size: int, rng: random.Random) -> list[lis
     return batches
 
 
-def _tensors(batch: list[Example], rng: random.Random, dropout: float) -> tuple[torch.Tensor, ...]:
+def _tensors(batch: list[Example], rng: random.Random, dropout: float, known: int) -> tuple[torch.Tensor, ...]:
     rows = []
     for e in batch:
         ids = list(e.ids)
         if dropout:
+            stems = e.stems or [M.UNKNOWN] * len(ids)
             for k, t in enumerate(ids):
                 if t >= M.SPECIALS and rng.random() < dropout:
-                    ids[k] = M.UNKNOWN if rng.random() < 0.6 else M.SPECIALS + rng.randrange(1 << 12)
+                    r = rng.random()  # read as its stem, as a word never seen, or as another known word
+                    ids[k] = stems[k] if r < 0.35 else M.UNKNOWN if r < 0.85 else M.SPECIALS + rng.randrange(known)
         rows.append((ids, e.codes))
     ids, feats, mask = M.batch(rows)
     length = ids.shape[1]
@@ -81,19 +116,22 @@ def train(
     epochs: int = 14,
     batch_size: int = 128,
     lr: float = 2e-3,
-    word_dropout: float = 0.2,
+    word_dropout: float = 0.25,
     seed: int = 0,
+    reserved: Iterable[str] = (),
     out: str | None = None,
     log: Any = sys.stderr,
 ) -> M.TinyCodemode:
     """Train from scratch on ``data`` and return the model (saved to ``out`` when given). ``word_dropout``
-    is the share of word identities replaced by the unknown word or a random one in each batch, so that
-    words never seen in training (most of people's English) are not read as signals."""
+    is the share of word identities replaced by their stem, the unknown word or another known one in each
+    batch, so that words never seen in training (most of people's English) are not read as signals."""
     torch.manual_seed(seed)
     rng = random.Random(seed)
-    config = M.Config()
+    config = M.Config(words=lexicon(data, reserved=reserved))
+    identify(data, M.Lexicon(config.words))
     t0 = time.time()
     print(f"training on {len(data)} examples: {dict(Counter(e.family for e in data))}", file=log)
+    print(f"lexicon: {len(config.words)} words and stems", file=log)
     model = M.TinyCodemode(config)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     total = epochs * math.ceil(len(data) / batch_size)
@@ -102,7 +140,7 @@ def train(
         model.train()
         seen = loss_sum = 0.0
         for batch in _batches(data, batch_size, rng):
-            ids, feats, mask, tags, schedule, output = _tensors(batch, rng, dropout=word_dropout)
+            ids, feats, mask, tags, schedule, output = _tensors(batch, rng, dropout=word_dropout, known=len(config.words))
             warm = min(1.0, (step + 1) / 300)
             for group in opt.param_groups:
                 group["lr"] = lr * warm * 0.5 * (1 + math.cos(math.pi * step / total))

@@ -67,27 +67,30 @@ def test_adversarial_instructions_expect_what_the_lexer_says(inst) -> None:  # t
         assert inst.clause in {v.clause for v in lexed.violations}
 
 
+LEXICON = M.Lexicon(("call", "please", "~plea", "with", "and", ",", "the", "for", "then", "~call"))
+
+
 @settings(max_examples=80)
 @given(instructions(), st.data())
 def test_transforms_keep_the_truth_and_the_features(inst, data) -> None:  # type: ignore[no-untyped-def]
     ch = DrawChooser(data.draw)
     tokens = lex(inst.text).tokens
-    features = M.featurize(tokens, inst.catalog, 4096)
+    features = M.featurize(tokens, inst.catalog, LEXICON)
     # (a) a permuted catalog: same features, same decoding
     permuted = permute_catalog(ch, inst.catalog)
     Catalog.from_json(permuted.to_json())
-    assert M.featurize(tokens, permuted, 4096) == features
+    assert M.featurize(tokens, permuted, LEXICON) == features
     # (b) other quoted values: same features; the plan's values follow
     rng = random.Random(data.draw(st.integers(0, 1000)))
     mapping: dict[str, str] = {}
     text, plan = substitute_strings(inst.text, inst.plan, lambda v: mapping.setdefault(v, f"v{len(mapping)}{rng.random()}"))
     new_tokens = lex(text).tokens
-    assert M.featurize(new_tokens, inst.catalog, 4096) == features
+    assert M.featurize(new_tokens, inst.catalog, LEXICON) == features
     assert decode(new_tokens, inst.tags, inst.schedule, inst.output, inst.catalog) == plan.to_json()
     # (c) consistent renaming: same features; the plan's names follow
     names = fresh_names(ch, inst.text, inst.catalog)
     text, catalog, plan = rename(inst.text, inst.catalog, inst.plan, names)
     new_tokens = lex(text).tokens
     assert len(new_tokens) == len(tokens)
-    assert M.featurize(new_tokens, catalog, 4096) == features
+    assert M.featurize(new_tokens, catalog, LEXICON) == features
     assert decode(new_tokens, inst.tags, inst.schedule, inst.output, catalog) == plan.to_json()

@@ -12,6 +12,7 @@ torch = pytest.importorskip("torch")  # the planner needs the [planner] extra; w
 
 from reference import model as M  # noqa: E402
 from reference.lexer import lex  # noqa: E402
+from reference import planner as planner_module  # noqa: E402
 from reference.planner import Planner  # noqa: E402
 from conformance.training import held_out  # noqa: E402
 
@@ -28,7 +29,7 @@ def test_a_rows_logits_do_not_depend_on_its_batch(network: M.TinyCodemode) -> No
     for item in held_out(120, base=900_000):
         lexed = lex(item.text)
         if lexed.ok:
-            rows.append(M.featurize(lexed.tokens, item.catalog, network.config.buckets))
+            rows.append(M.featurize(lexed.tokens, item.catalog, network.lexicon))
     rows = rows[:40]
     assert len({len(ids) for ids, _ in rows}) > 5  # really padded
     with torch.inference_mode():
@@ -102,8 +103,9 @@ def test_a_one_character_name_that_lexes_as_punctuation_is_an_identity() -> None
     catalog = Catalog.from_json([{"name": "\u2118", "arguments": {}, "required": [], "returns": {"kind": "text"}}])
     tokens = lex("call \u2118").tokens
     assert [t.kind for t in tokens] == ["word", "punct"]
-    ids, codes = M.featurize(tokens, catalog, 4096)
-    assert ids[1] == M.word_id("\u2118", 4096)
+    lexicon = M.Lexicon(("call", "\u2118"))
+    ids, codes = M.featurize(tokens, catalog, lexicon)
+    assert ids[1] == lexicon.index["\u2118"] == M.SPECIALS + 1
     assert codes[1] == 1 << M.KINDS.index("punct")
 
 
@@ -157,6 +159,83 @@ def test_a_long_word_is_featurized_but_not_kept() -> None:
 
     catalog = Catalog.from_json([{"name": "t", "arguments": {}, "required": [], "returns": {"kind": "text"}}])
     long = "W" + "w" * 1_000_000
-    ids, codes = M.featurize(lex(f"call t {long} please").tokens, catalog, 4096)
-    assert ids[2] == M.word_id(long, 4096) and codes[2] & (1 << 23)  # its identity, and a capital
-    assert long not in M._KNOWN[4096] and "please" in M._KNOWN[4096]
+    lexicon = M.Lexicon(("call", "please", "~wwww"))
+    ids, codes = M.featurize(lex(f"call t {long} please").tokens, catalog, lexicon)
+    assert ids[2] == lexicon.index["~wwww"] and codes[2] & (1 << 23)  # its stem's identity, and a capital
+    assert long not in lexicon.cache and "please" in lexicon.cache
+
+
+def test_a_word_the_lexicon_lacks_is_its_stem_or_the_unknown_word_and_its_shape_is_kept() -> None:
+    """No two words share an identity by accident: a word of the lexicon is its own, another word is its
+    stem's when the lexicon has that stem, and otherwise the unknown word (never some other word's); how
+    it is written (an underscore, a capital inside, a digit) is a feature of its own."""
+    from reference.catalog import Catalog
+
+    catalog = Catalog.from_json([{"name": "t", "arguments": {}, "required": [], "returns": {"kind": "text"}}])
+    lexicon = M.Lexicon(("call", "sort", "~sort"))
+    tokens = lex("Call t sorted sort Sortable so zebra send_sms getUser v2").tokens
+    ids, codes = M.featurize(tokens, catalog, lexicon)
+    call, sort, stem = (lexicon.index[w] for w in ("call", "sort", "~sort"))
+    assert ids == [call, M.NAME, stem, sort, stem, M.UNKNOWN, M.UNKNOWN, M.UNKNOWN, M.UNKNOWN, M.UNKNOWN]
+    assert codes[0] & (1 << 23) and codes[4] & (1 << 23)  # capitals
+    assert [bool(c & (1 << 26)) for c in codes[7:]] == [True, False, False]  # an underscore
+    assert [bool(c & (1 << 27)) for c in codes[7:]] == [False, True, False]  # a capital inside
+    assert [bool(c & (1 << 28)) for c in codes[7:]] == [False, False, True]  # a digit
+
+
+def test_the_lexicon_holds_what_enough_training_instructions_say_and_never_the_stand_ins() -> None:
+    from reference.train import MIN_COUNT, Example, identify, lexicon
+
+    def ex(*words: str) -> Example:
+        return Example(ids=[M.STRING, *words], codes=[0] * (len(words) + 1), tags=[], schedule=0, output=0, family="f")
+
+    data = [ex("call", "sorted", "blick") for _ in range(MIN_COUNT)] + [ex("sorting", "rare") for _ in range(MIN_COUNT - 1)]
+    words = lexicon(data, reserved=("Blick",))
+    assert words == ("call", "sorted", "~sort")  # "sorting" and "rare" too seldom; the stand-in never
+    identify(data, M.Lexicon(words))
+    ix = {w: M.SPECIALS + k for k, w in enumerate(words)}
+    assert data[0].ids == [M.STRING, ix["call"], ix["sorted"], M.UNKNOWN]
+    assert data[-1].ids == [M.STRING, ix["~sort"], M.UNKNOWN]
+    assert data[-1].stems == [M.UNKNOWN, ix["~sort"], M.UNKNOWN]
+
+
+@pytest.mark.parametrize(("margin", "refused"), [(0.5, False), (planner_module.REJECT_MARGIN + 0.5, True)])
+def test_a_request_is_refused_as_unsupported_only_when_the_network_is_sure(network: M.TinyCodemode, margin: float, refused: bool) -> None:
+    """"Reject" must beat both schedules by ``REJECT_MARGIN`` logits; short of that the request is planned
+    (and decoding and validation still refuse what makes no valid plan)."""
+    planner = Planner(network)
+
+    def forward(ids: torch.Tensor, feats: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        b, n = ids.shape
+        tags = torch.full((b, n, len(M.TAGS)), -5.0)
+        tags[:, :, M.TAGS.index("O")] = 5.0
+        tags[:, 1, M.TAGS.index("CALL")] = 9.0
+        schedule = torch.tensor([[margin + 1.0, 1.0, 0.0]]).repeat(b, 1)
+        return tags, schedule, torch.tensor([[0.0, 0.0, 1.0]]).repeat(b, 1)
+
+    planner.forward = forward
+    tools = [{"name": "t", "arguments": {}, "required": [], "returns": {"kind": "text"}}]
+    answer = planner.respond("call t", tools)
+    assert ("diagnostic" in answer) == refused
+    if not refused:
+        assert answer["plan"] == {"mode": "single", "calls": [{"tool": "t", "args": {}}], "output": {"kind": "last"}}
+
+
+def test_a_model_trained_from_the_grammar_keeps_its_lexicon_through_save_and_load(tmp_path: object) -> None:
+    """``codemode train`` end to end on a few examples: the lexicon is made from the training texts (never
+    the stand-ins for unseen words), saved with the weights, and the loaded network reads words as the
+    trained one did."""
+    import io
+
+    from conformance import training
+    from strategies._internal.vocabulary import UNSEEN
+
+    out = str(tmp_path) + "/tiny.pt"  # type: ignore[operator]
+    trained = training.train(examples=300, epochs=1, workers=1, out=out, log=io.StringIO())
+    words = trained.config.words
+    assert "call" in words and not {w.lower() for w in UNSEEN} & set(words)
+    assert list(words) == sorted(words) and any(w.startswith("~") for w in words)
+    loaded = M.load(out)
+    assert loaded.config.words == words and loaded.lexicon.index == trained.lexicon.index
+    answer = Planner(loaded).respond("call t", [{"name": "t", "arguments": {}, "required": [], "returns": {"kind": "text"}}])
+    assert "plan" in answer or "diagnostic" in answer

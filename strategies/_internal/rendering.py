@@ -8,9 +8,10 @@ phrasing, and reports say which phrasings a planner misses.
 
 The axes: ``arg`` (each argument: name-value, name=value, name:value, connector, back, bare-back,
 paren-name, measure, flag), ``args`` (uniform or mixed forms within a call), ``tool`` (verb, args-first,
-trailing, paren, lead, cli, call-syntax, with-lead, purpose, repeat), ``schedule`` (none, prefix, suffix, connect, list, plain, arrow), ``output`` (default, first,
-middle, last), ``frame`` (plain, polite, question, preamble, near-miss, distractor), ``noise`` (typo,
-sprinkle). The tables of words are in ``vocabulary.py``.
+trailing, paren, sentence, lead, cli, call-syntax, with-lead, purpose, repeat), ``schedule`` (none, prefix,
+suffix, connect, list, plain, arrow), ``output`` (default, first, middle, last), ``frame`` (plain, polite,
+question, preamble, near-miss, distractor), ``aside`` (reason: a sentence after the request; inline: words
+between a tool and its arguments), ``noise`` (typo, sprinkle). A tool's name may be written in backticks. The tables of words are in ``vocabulary.py``.
 
 Tags (one per lexer token): ``O`` other; ``CALL`` a tool name that is a call, in call order; ``AGAIN`` a
 word that starts another call of the tool of the call before it ("once", "again": one mention for
@@ -40,10 +41,10 @@ from strategies._internal.vocabulary import (
     _ALL, _ALL_THREE, _ALL_TWO, _ARG_INTRO, _ARGS_FIRST_INTRO, _CLOSE, _FIELDS_AFTER, _FIELDS_BEFORE, _LAST,
     _LEAD_VERBS, _LIMIT_FORMS, _NAME_NOUNS, _NAME_VERBS, _ODD_NAMES, _PAR_CONNECT, _PAR_PREFIX, _PAR_SUFFIX,
     _PLAIN_CONNECT, _POLITE, _SEQ_CONNECT, _SEQ_FINAL, _SEQ_LIST, _SEQ_PREFIX, _SEQ_SUFFIX, _TOOL_SUFFIX, _VERBS,
-    ARG_ADJECTIVES, ARG_BACK_CONNECTORS, ARG_CONNECTORS, ARG_JOIN, COMMON_ARG_NAMES, DISTRACTOR_AFTER,
-    DISTRACTOR_BEFORE, DOMAIN_TOOLS, FLAGS, MEASURE_BEFORE, MEASURE_JOIN, MORE_PREAMBLES, NEAR_MISS, NEUTRAL,
-    PAREN_TOOL, PHRASE_WORDS, QUESTIONS, REPEAT_AGAIN, REPEAT_COUNT, TOOL_LEAD, TRAILING_LEAD, TRAILING_TOOL, UNITS,
-    ARROWS, TOOL_PURPOSE, TOOL_WITH,
+    ARG_ADJECTIVES, ARG_BACK_CONNECTORS, ASIDES, ARG_CONNECTORS, ARG_JOIN, COMMON_ARG_NAMES, DISTRACTOR_AFTER,
+    DISTRACTOR_BEFORE, DOMAIN_TOOLS, FLAGS, MEASURE_BEFORE, MEASURE_JOIN, MORE_PREAMBLES, NEAR_MISS, NEAR_MISS_AFTER, NEAR_MISS_FRAMES, NEAR_MISS_NOUNS, NEUTRAL,
+    PAREN_TOOL, PHRASE_WORDS, QUESTIONS, REASONS, REPEAT_AGAIN, REPEAT_COUNT, SENTENCE_TOOL, TOOL_LEAD, TRAILING_LEAD,
+    TRAILING_TOOL, UNITS, UNSEEN, ARROWS, TOOL_PURPOSE, TOOL_WITH,
 )
 
 TAGS = ("O", "CALL", "ARG<", "ARG>", "VAL<", "VAL>", "FIELD", "LIMIT", "AGAIN")
@@ -54,10 +55,12 @@ AXES: dict[str, tuple[str, ...]] = {
     "arg": ("name-value", "name=value", "name:value", "connector", "back", "bare-back", "paren-name", "measure",
             "flag"),
     "args": ("uniform", "mixed"),
-    "tool": ("verb", "args-first", "trailing", "paren", "lead", "cli", "call-syntax", "with-lead", "purpose", "repeat"),
+    "tool": ("verb", "args-first", "trailing", "paren", "sentence", "lead", "cli", "call-syntax", "with-lead", "purpose",
+             "repeat"),
     "schedule": ("none", "prefix", "suffix", "connect", "list", "plain", "arrow"),
     "output": ("default", "first", "middle", "last"),
     "frame": ("plain", "polite", "question", "preamble", "near-miss", "distractor"),
+    "aside": ("reason", "inline"),
     "noise": ("typo", "sprinkle"),
 }
 
@@ -225,14 +228,16 @@ class _Pieces:
             self.parts.append((text, "O", text[0] in self._GLUE_LEFT, filler))
 
     def sprinkle(self, ch: Chooser, percent: int) -> None:
-        """Insert a few neutral words into some gaps that are not inside an argument, field or limit."""
+        """Insert a few neutral words, or stand-ins for words never seen (``UNSEEN``), into some gaps that
+        are not inside an argument, field or limit."""
         parts: list[tuple[str, str, bool, bool]] = []
         for k, part in enumerate(self.parts):
             parts.append(part)
             nxt = self.parts[k + 1] if k + 1 < len(self.parts) else None
             if (part[1] in ("O", "CALL") and (nxt is None or (nxt[1] in ("O", "CALL") and not nxt[2]))
                     and ch.chance(percent)):
-                words = " ".join(ch.choice(NEUTRAL) for _ in range(ch.integer(1, 3)))
+                pool = UNSEEN if ch.chance(35) else NEUTRAL
+                words = " ".join(ch.choice(pool) for _ in range(ch.integer(1, 4)))
                 parts.append((words, "O", False, True))
         self.parts = parts
 
@@ -397,10 +402,12 @@ def _render_call(p: _Pieces, ch: Chooser, call: Call, *, first: bool, args_first
     if call.args:
         forms.append("call-syntax")
     if call.args and args_first:
-        forms += ["args-first", "trailing", "trailing", "paren"]
+        forms += ["args-first", "trailing", "trailing", "paren", "sentence"]
     form = ch.choice(forms) if call.args else ch.choice(("verb", "verb", "verb", "lead", "trailing", "paren"))
     if form in ("trailing", "paren") and not call.args and not args_first:
         form = "verb"
+    if form == "sentence" and not call.args:
+        form = "trailing"
     p.axis("tool", form)
     if form == "args-first":  # for team "blue", call list_users
         p.phrase(_capital(ch.choice(_ARGS_FIRST_INTRO), ch) if first else ch.choice(_ARGS_FIRST_INTRO))
@@ -409,7 +416,7 @@ def _render_call(p: _Pieces, ch: Chooser, call: Call, *, first: bool, args_first
         p.phrase(ch.choice(_VERBS[:-1]))
         p.word(call.tool, "CALL")
         return
-    if form in ("trailing", "paren"):  # get the area for radius 10 using calculate_area / (use X)
+    if form in ("trailing", "paren", "sentence"):  # get the area for radius 10 using calculate_area / (use X)
         lead = ch.choice(TRAILING_LEAD)
         p.phrase(_capital(lead, ch) if first else lead)
         if call.args:
@@ -418,6 +425,11 @@ def _render_call(p: _Pieces, ch: Chooser, call: Call, *, first: bool, args_first
         if form == "trailing":
             p.phrase(ch.choice(TRAILING_TOOL))
             p.word(call.tool, "CALL")
+        elif form == "sentence":  # ... for radius 10. Use calculate_area for that.
+            before, after = ch.choice(SENTENCE_TOOL)
+            p.phrase(before)
+            p.word(call.tool, "CALL")
+            p.phrase(after)
         else:
             before, after = ch.choice(PAREN_TOOL)
             p.phrase(before)
@@ -475,13 +487,21 @@ def _render_call(p: _Pieces, ch: Chooser, call: Call, *, first: bool, args_first
     p.phrase(_capital(verb, ch) if first else verb)
     if ch.chance(10):
         p.phrase("the")
-    p.word(call.tool, "CALL")
+    if ch.chance(8):  # call `get_weather`
+        p.word("`")
+        p.word(call.tool, "CALL", glue=True)
+        p.word("`", glue=True)
+    else:
+        p.word(call.tool, "CALL")
     suffix = ch.choice(_TOOL_SUFFIX)
     if suffix == "()":
         p.word("(", glue=True)
         p.word(")", glue=True)
     else:
         p.phrase(suffix)
+    if call.args and ch.chance(6):  # call get_weather (it's for my trip) with city "Paris"
+        p.phrase(ch.choice(ASIDES))
+        p.axis("aside", "inline")
     if call.args:
         p.phrase(ch.choice(_ARG_INTRO))
         _render_args(p, ch, call.args, "<")
@@ -563,15 +583,21 @@ def _frame(p: _Pieces, ch: Chooser) -> tuple[str, str]:
     if frame == "preamble":
         if ch.chance(50):
             p.phrase(ch.choice(MORE_PREAMBLES), filler=True)
+            if ch.chance(30):
+                p.phrase(ch.choice(MORE_PREAMBLES), filler=True)
         else:
             p.phrase(ch.choice(_LEAD_VERBS) + " " + " ".join(ch.choice(NEUTRAL) for _ in range(ch.integer(1, 3))),
                      filler=True)
             p.phrase(ch.choice((".", ":", "--", ";")))
         p.phrase(ch.choice(_POLITE), filler=True)
         return frame, ch.choice(_CLOSE)
-    if frame == "near-miss":
-        p.phrase(ch.choice(NEAR_MISS), filler=True)
-        return frame, ch.choice(_CLOSE)
+    if frame == "near-miss":  # said before the request, or after it
+        said = ch.choice(NEAR_MISS) if ch.chance(50) else ch.choice(NEAR_MISS_FRAMES).format(w=ch.choice(NEAR_MISS_NOUNS))
+        if ch.chance(60):
+            p.phrase(said, filler=True)
+            return frame, ch.choice(_CLOSE)
+        after = ch.choice(NEAR_MISS_AFTER) if ch.chance(50) else said.rstrip(":") + ("" if said[-1] in ".!" else ".")
+        return frame, (ch.choice(("", ".", "!", ", thanks.")) + " " + after).strip()
     if frame == "distractor":
         p.phrase(ch.choice(DISTRACTOR_BEFORE), filler=True)
         p.word(jsonio.dumps(ch.string()))
@@ -652,6 +678,11 @@ def render(ch: Chooser, catalog: Catalog, plan: Plan, *, explicit_output: int = 
         _render_output(p, ch, plan.output.kind, n)
     if close:
         p.phrase(close, filler=close not in ("?", ".", "!"))
+    if ch.chance(12):  # a sentence after the request: why, or thanks
+        if not close or close[-1] not in ".!?":
+            p.phrase(".")
+        p.phrase(ch.choice(REASONS), filler=True)
+        p.axis("aside", "reason")
     if ch.chance(12) and p.typo(ch):
         p.axis("noise", "typo")
     if getattr(ch, "augment", False) and ch.chance(40):

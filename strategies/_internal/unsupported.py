@@ -15,7 +15,7 @@ from strategies._internal.rendering import (
 )
 from strategies._internal.vocabulary import (
     _CLOSE, _CODE, _CONDITION, _DEPENDENCY, _FILTER, _LOOP, _MIXED, _NAME_NOUNS, _POLITE, _RETRY, _UNKNOWN_NAMES,
-    PROSE_UNSUPPORTED,
+    MORE_PREAMBLES, NEUTRAL, PROSE_UNSUPPORTED, REASONS, UNSEEN,
 )
 
 UNSUPPORTED = (
@@ -81,9 +81,29 @@ def unsupported(ch: Chooser, catalog: Catalog, family: str) -> Instruction | Non
     template = ch.choice(prose if style == "prose" else TERSE[family])
     text = template.format(**fill)
     text = _capital(ch.choice(_POLITE) + " " + text if ch.chance(30) else text, ch).strip()
+    if ch.chance(15):  # said as people say it: why, before the request
+        text = ch.choice(MORE_PREAMBLES) + " " + text
     close = ch.choice(_CLOSE)
-    inst = _rejected(text + (" " + close if close and close[0] not in ",.!" else close), catalog, family)
+    text += " " + close if close and close[0] not in ",.!" else close
+    if ch.chance(12):  # and after it
+        text += ("" if text[-1] in ".!?" else ".") + " " + ch.choice(REASONS)
+    if getattr(ch, "augment", False) and ch.chance(40):
+        text = _sprinkled(ch, text)
+    inst = _rejected(text, catalog, family)
     return None if inst is None else replace(inst, axes=(f"unsupported={style}",))
+
+
+def _sprinkled(ch: Chooser, text: str) -> str:
+    """``text`` with a few neutral words, or stand-ins for words never seen, put between some of its words
+    (training-time augmentation, as for supported renderings: an unfamiliar word is no signal either way)."""
+    words = text.split(" ")
+    out: list[str] = []
+    for k, word in enumerate(words):
+        out.append(word)
+        if k + 1 < len(words) and ch.chance(10):
+            pool = UNSEEN if ch.chance(35) else NEUTRAL
+            out.extend(ch.choice(pool) for _ in range(ch.integer(1, 4)))
+    return " ".join(out)
 
 
 def _some_property(ch: Chooser, catalog: Catalog) -> str:

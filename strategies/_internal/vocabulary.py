@@ -157,6 +157,8 @@ def _phrase_words() -> frozenset[str]:
         [m.format(n=1) for m in _SEQ_LIST], _LEAD_VERBS,
         (" ".join(_UNKNOWN_NAMES),), ARG_CONNECTORS, ARG_ADJECTIVES, ARG_BACK_CONNECTORS, UNITS, MEASURE_BEFORE,
         MEASURE_JOIN, ARG_JOIN, TRAILING_TOOL, [w for pair in PAREN_TOOL for w in pair], TOOL_LEAD,
+        [w for pair in SENTENCE_TOOL for w in pair], REASONS, NEAR_MISS_AFTER, ASIDES, NEAR_MISS_NOUNS,
+        NEAR_MISS_FRAMES,
         [w for forms in REPEAT_COUNT.values() for w in forms], [w for pair in REPEAT_AGAIN for w in pair], ("once",),
         [w for pair in QUESTIONS for w in pair], NEAR_MISS, DISTRACTOR_BEFORE, MORE_PREAMBLES, TRAILING_LEAD, ARROWS, TOOL_PURPOSE, TOOL_WITH,
         [t for forms in PROSE_UNSUPPORTED.values() for t in forms],
@@ -241,9 +243,16 @@ TOOL_LEAD = (":", "->", "\u2192", "()", "", "-", "—", "=>", ">")
 
 #: what starts a call whose tool is named last ("get the area for radius 10 using calculate_area")
 TRAILING_LEAD = ("get", "find", "check", "look up", "fetch", "compute", "work out", "pull", "grab", "show me",
-                 "figure out", "I need", "tell me", "give me", "get me", "retrieve", "do", "handle", "")
+                 "figure out", "I need", "tell me", "give me", "get me", "retrieve", "do", "handle", "",
+                 "get all the details", "pull up everything", "get all the info", "show me every detail",
+                 "look up the full record", "find everything")
+#: the tool named in a sentence of its own after the call's arguments ("... . Use get_weather for that.")
+SENTENCE_TOOL = ((". Use", "for that"), (". You can use", ""), (". Use the", "tool"), (". Please use", "for this"),
+                 (". The tool for this is", ""), ("-- I think", "does that"), (". Tool:", ""),
+                 ("; should be doable with", ""), (". I believe", "can do it"), (", the", "tool should work"),
+                 (". Go with", ""), (". Try", "for this one"))
 #: arrows between sequential steps
-ARROWS = ("->", "\u2192", "=>", ">", "-->", "then ->")
+ARROWS = ("->", "\u2192", "=>", ">", "-->", "then ->", "&&", ">>", "; then")
 
 #: between a tool named first and its arguments, saying what it is for ("use get_weather to check ...")
 TOOL_PURPOSE = ("to check", "to look up", "to get", "to find", "to fetch", "to see", "to pull up", "in order to get",
@@ -272,6 +281,28 @@ NEAR_MISS = (
     "As a first pass,", "Before the loop meeting,", "For the sum-up slide:",
     "Group chat asked for this:", "Top priority:", "For every stakeholder's peace of mind,", "Once and for all,",
     "Condition report prep:", "For the retry-policy review,",
+    "All right,", "All good on my end.", "First things first:", "For the sorting facility,", "Filter team here.",
+    "Once again, thanks for the help.", "For our loyalty program,", "Every little bit helps:",
+    "I sorted out the access issue, so now:", "After all the back and forth,", "As always,",
+    "For the loop-the-loop ride inspection,", "Each quarter we check this:", "Sum it up for me in one go:",
+    "Total newbie here, sorry.", "I tried the filter page but it was down, so:", "Once you're free,",
+    "In any case,", "For the counting of votes project,", "The aggregate report is due, but first:",
+)
+#: words that name unsupported features, as the plain nouns of names people give teams, projects and
+#: documents ("the loop team", "our retry dashboard"): put into ``NEAR_MISS_FRAMES`` (``{w}``)
+NEAR_MISS_NOUNS = ("loop", "filter", "sort", "retry", "condition", "sum", "total", "average", "count", "group",
+                   "order", "rank", "top", "max", "each", "every", "all", "repeat", "aggregate", "dependency")
+NEAR_MISS_FRAMES = ("For the {w} team:", "This is for our {w} project.", "The {w} dashboard needs this.",
+                    "Re the {w} ticket:", "From the {w} working group:", "Prepping the {w} review:",
+                    "Quick one for the {w} channel.", "Our {w} squad asked for this.", "Note for the {w} doc:",
+                    "It's for the {w} report.", "The {w} folks asked.", "Filing this under {w}.")
+#: the same, said after the request
+NEAR_MISS_AFTER = (
+    "I'll sort the rest out myself.", "We'll filter it by hand later.", "No loops or anything fancy.",
+    "No need to retry anything.", "That's all I need.", "All good otherwise.",
+    "Count me in for the review later.", "I'll do the totals myself in the spreadsheet.", "Each of us needs a copy.",
+    "It's for the sorting team.", "We'll compare them ourselves afterwards.",
+    "Don't bother sorting anything.", "No filtering needed.", "I'll add it all up later.",
 )
 #: a quoted distractor said before the request ("About \"Q3\":")
 DISTRACTOR_BEFORE = ("About", "Re:", "Ticket", "Subject:", "Context:", "Regarding", "Note", "Project", "Ref")
@@ -340,14 +371,51 @@ DOMAIN_TOOLS: tuple[tuple[str, tuple[tuple[str, str], ...], str, tuple[str, ...]
 )
 
 
-#: sentences that say why, before the request
+#: sentences that say why, before the request (a request may have none, one or two)
 MORE_PREAMBLES = (
     "I'm preparing the quarterly review.", "We have a customer waiting on this.", "Small favour needed.",
     "Context: the on-call rotation just changed.", "Following up on yesterday's meeting.", "Here's what I need.",
     "Hope you're well!", "Working on the migration today.", "My manager asked me to check something.",
     "Long story short:", "Okay so", "Alright, next task.", "For the record,", "Heads up, two things.",
     "Need this for a client call in ten minutes.", "Sorry to bother you again.", "FYI this is urgent.",
+    "Good morning!", "Hi there, hope your day is going well.", "Hello again.", "Hey team,", "Morning!",
+    "I have a customer on the phone right now.", "A client just emailed me about this.",
+    "I'm covering for a colleague who is out sick.", "We're doing some spring cleaning on the accounts.",
+    "The finance team pinged me about this.", "Our board meeting is tomorrow.", "I'm new here, so bear with me.",
+    "This came up in standup.", "Quick question from the support queue.", "So here's the situation.",
+    "I'm putting together a slide deck.", "We just had an outage.", "The release goes out tonight.",
+    "Doing some research for a paper.", "I'm planning a trip.", "My lab partner needs these numbers.",
+    "The store opens in an hour.", "I'm on my phone, sorry for typos.", "Not sure this is the right place, but",
+    "Thanks for the help earlier.", "One more thing before I log off.", "Hi, I run a small online shop.",
+    "As discussed on the call,", "Per the customer's request,", "Just got off a call with legal.",
+    "Apologies for the late request.", "It's been a long week.", "Following the incident review,",
+    "My boss wants a quick update.", "The patient is waiting at the front desk.", "The auditors are here today.",
+    "We're migrating to the new cluster.", "I'm double checking something.", "Weird one, but here goes.",
+    "Before I forget:", "While I have you,", "Help me out here:", "Ok, here is the thing.",
 )
+#: sentences said after the request, giving a reason or a word of thanks (never a schedule or output word)
+REASONS = (
+    "I need it for the weekly report.", "The customer is waiting.", "It's for a demo this afternoon.",
+    "This is for the audit.", "My manager asked for it.", "Thanks a lot!", "Appreciate it.",
+    "Let me know when it's done.", "No rush.", "It's pretty urgent.", "I'll check back later.",
+    "Cheers, you're a lifesaver.", "We're trying to close the ticket today.", "That's it for now.",
+    "That should be enough for the slides.", "The client asked twice already.", "Hope that makes sense.",
+    "Sorry if this is a dumb question.", "Thanks in advance!", "I owe you a coffee.",
+    "This goes into the board deck.", "We need it before the release.", "It's for the on-call handover.",
+    "Trying to get ahead of Monday.", "Much obliged.", "You're the best.", "Ping me when you have it.",
+    "That's what the ticket says.", "The team lead signed off on this.", "I'm trying to help a customer.",
+    "// for the audit", "# urgent", "// thx", "-- thx", "(thx)", "// asap", "# prod", "// need it for standup",
+    "# per the runbook", "(for the on-call doc)",
+)
+#: an aside inside a call, between its tool and its arguments ("call get_weather (it's for my trip) with ...")
+ASIDES = ("(it's for my trip)", "-- the usual one --", "(the new one)", ", as discussed,", "(see the ticket)",
+          "-- you know the one --", "(the one we set up last week)", ", please,", "(prod, not staging)",
+          ", the same as yesterday,", "(for the client)", "-- quick one --")
+#: stand-ins for words never seen in training: the lexicon never holds them, so training reads them as
+#: the unknown word (training-time augmentation only, like ``NEUTRAL`` words sprinkled in)
+UNSEEN = ("blick", "frandle", "Quorbish", "wemsy", "trask", "plinth", "gorvey", "snarp", "Velmont", "drissel",
+          "hubbin", "mavrick", "Zelbo", "crandy", "pellish", "skov", "tarnly", "Brook", "wibbet", "glomer",
+          "farsh", "nuddle", "Ostrava", "prell", "yondish", "kettling", "marbly", "sprock", "thessen", "dulp")
 
 # Unsupported requests in ordinary prose ({A}, {B} rendered calls; {a}, {b} tool names; {p} a property).
 PROSE_UNSUPPORTED = {
@@ -370,23 +438,32 @@ PROSE_UNSUPPORTED = {
         "If {a} finds anything, {B}", "{A}. If not, {B}", "{A}, but if that errors out {B}",
         "{A}; in the event it returns nothing, {B}", "{A}, else {B}", "{A} -- only {b} if the first one worked",
         "{A} and when it is done, if it failed, {B}", "{A}. Should the {p} be missing, {B}",
+        "{A}. In case it's down, {B}", "{A}; if there is nothing there, {B} instead", "{A}, or if that fails, {B}",
+        "{A}. If the {p} looks wrong, {B}", "{A}, and only if it is above zero, {B}", "Depending on what {a} says, {B}",
+        "{A}; whenever it comes back empty, {B}", "{A}, but if it's already done, skip it and {B}",
+        "{A}. Assuming nothing is found, {B}", "{A}; if yes, {B}, if no, leave it",
     ),
     "loop": (
         "{A} for all users in the list", "{A} once per customer", "{A} for every region we have",
         "go through each team and {B}", "{A} over and over until it is empty", "{A} for each of the results",
         "{A}, one call per item", "{A} for each page", "do {A} for every ticket in the queue",
         "{A} and keep going until there are no more pages",
+        "{A} for every one of our stores", "{A} separately for each account", "{A} for all of them, one by one",
+        "{A} for each day of last month", "run {A} across every environment",
     ),
     "retry": (
         "{A}, and if it times out try it again", "{A}; keep at it until it works", "{A} and retry on failure",
         "{A} -- if it errors, give it another go", "{A}, trying again a couple of times if needed",
         "{A} with up to 5 attempts", "{A} and re-run it when it fails",
+        "{A}, and if it doesn't go through, try once more", "{A}; on a timeout, repeat it", "{A} and keep retrying",
     ),
     "dependency": (
         "{A}, then use the id from that to {b}", "{A} and pass whatever it returns into {b}",
         "{A}, then {b} with the {p} you got back", "{A}, then call {b} on its output",
         "look up with {a} and plug the result into {b}", "{A}; take the {p} from it and {B}",
         "{A}, and with that answer, {B}", "{A} and then {b} using the first result",
+        "{A}, then {b} with whatever {p} comes back", "{A} and hand its result over to {b}",
+        "{A}; use what it finds to {b}",
     ),
 }
 
