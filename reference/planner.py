@@ -169,11 +169,10 @@ class Planner:
         with self._lock, torch.inference_mode():
             tag_logits, schedule_logits, output_logits = self.forward(ids, feats, mask)
         tags = tag_logits.argmax(dim=2).tolist()
-        # reject only when the network is sure of it by REJECT_MARGIN (in logits) over both schedules
-        schedules = (schedule_logits[:, 1:].argmax(dim=1) + 1).tolist()
-        margins = (schedule_logits[:, 0] - schedule_logits[:, 1:].amax(dim=1)).tolist()
-        schedules = [0 if m > REJECT_MARGIN else k for m, k in zip(margins, schedules)]
-        outputs = output_logits.argmax(dim=1).tolist()
+        # reject only when the network is sure of it by REJECT_MARGIN (in logits) over both schedules (three
+        # numbers a row: compared in Python, cheaper than more tensor operations for a batch of one)
+        schedules = [0 if r - max(s, p) > REJECT_MARGIN else 1 if s >= p else 2 for r, s, p in schedule_logits.tolist()]
+        outputs = [max(range(len(row)), key=row.__getitem__) for row in output_logits.tolist()]
         answers = []
         for r, (_, tokens, catalog) in enumerate(chunk):
             answers.append(
