@@ -297,7 +297,8 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
     Calls are the ``CALL`` tokens in order, and an ``AGAIN`` token (one mention for repeated calls: "X
     twice, once with … and once with …") is another call of the tool of the call before it. An argument name joins the call before (``ARG<``) or after
     (``ARG>``) it; a value fills the nearest argument name before (``VAL<``) or after (``VAL>``) it (a
-    value whose names on both sides are filled already, with that same value, is the value said twice).
+    value whose nearest names are filled already, one of them with that same value, is that value said
+    twice).
     Fields are the ``FIELD`` tokens in order; the limit is the ``LIMIT`` number. One call is ``single``;
     2-3 calls take the schedule; an unnamed output kind is ``last`` for one call and ``all`` for more.
     """
