@@ -236,9 +236,7 @@ class _Pieces:
             nxt = self.parts[k + 1] if k + 1 < len(self.parts) else None
             if (part[1] in ("O", "CALL") and (nxt is None or (nxt[1] in ("O", "CALL") and not nxt[2]))
                     and ch.chance(percent)):
-                pool = UNSEEN if ch.chance(35) else NEUTRAL
-                words = " ".join(ch.choice(pool) for _ in range(ch.integer(1, 4)))
-                parts.append((words, "O", False, True))
+                parts.append((" ".join(filler_words(ch)), "O", False, True))
         self.parts = parts
 
     def typo(self, ch: Chooser) -> bool:
@@ -277,6 +275,13 @@ class _Pieces:
         if catalog is not None:
             _check_unambiguous(tokens, tags, catalog)
         return text, tuple(tags)
+
+
+def filler_words(ch: Chooser) -> list[str]:
+    """One to four words said in passing: neutral ones, or stand-ins for words never seen (``UNSEEN``),
+    which the training-time augmentation scatters into renderings."""
+    pool = UNSEEN if ch.chance(35) else NEUTRAL
+    return [ch.choice(pool) for _ in range(ch.integer(1, 4))]
 
 
 def _check_unambiguous(tokens: Sequence[Any], tags: Sequence[str], catalog: Catalog) -> None:

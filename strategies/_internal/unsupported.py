@@ -11,11 +11,11 @@ from reference.lexer import MAX_TOKENS, lex
 from reference.plan import Call, Output, Plan
 from strategies._internal.choosers import Chooser
 from strategies._internal.rendering import (
-    Instruction, _call, _capital, _Pieces, _render_call, _unique_names, render, usable_name,
+    Instruction, _call, _capital, _Pieces, _render_call, _unique_names, filler_words, render, usable_name,
 )
 from strategies._internal.vocabulary import (
     _CLOSE, _CODE, _CONDITION, _DEPENDENCY, _FILTER, _LOOP, _MIXED, _NAME_NOUNS, _POLITE, _RETRY, _UNKNOWN_NAMES,
-    MORE_PREAMBLES, NEUTRAL, PROSE_UNSUPPORTED, REASONS, UNSEEN,
+    MORE_PREAMBLES, PROSE_UNSUPPORTED, REASONS,
 )
 
 UNSUPPORTED = (
@@ -101,8 +101,7 @@ def _sprinkled(ch: Chooser, text: str) -> str:
     for k, word in enumerate(words):
         out.append(word)
         if k + 1 < len(words) and ch.chance(10):
-            pool = UNSEEN if ch.chance(35) else NEUTRAL
-            out.extend(ch.choice(pool) for _ in range(ch.integer(1, 4)))
+            out.extend(filler_words(ch))
     return " ".join(out)
 
 
