@@ -79,6 +79,9 @@ def _parser() -> argparse.ArgumentParser:
                            " past it no more cases are drawn, and the report says the run stopped early")
     cert.add_argument("--repeat", type=int, default=1, metavar="N",
                       help="judge every case N times; a case judged differently is reported as flaky (for LLMs)")
+    cert.add_argument("--settle", type=int, default=None, metavar="N",
+                      help="a scored rate whose 95%% interval still holds its threshold after exploring is judged on"
+                           " more cases, up to N times those it had (default 4; 1 draws none)")
     cert.add_argument("--seed", type=int, default=0, help="the run's seed; the same seed reproduces the run")
     cert.add_argument("--examples", type=int, default=None,
                       help="override the profile's number of Hypothesis examples (each a short list of cases)")
@@ -407,6 +410,8 @@ def _settle(args: argparse.Namespace) -> tuple[dict[str, object], object]:
         args.profile = "quick" if settings.get_current_profile_name() == "ci" else "standard"
     if args.repeat < 1:
         raise ValueError("--repeat is at least 1")
+    if getattr(args, "settle", None) is not None and args.settle < 1:
+        raise ValueError("--settle is at least 1 (1 draws no more cases)")
     if args.budget is not None and args.budget <= 0:
         raise ValueError("--budget is a number of seconds above 0")
     openai = getattr(args, "openai", None)
@@ -530,6 +535,8 @@ def _certify(args: argparse.Namespace) -> int:
                 profile = dataclasses.replace(profile, examples=max(1, args.examples))
             if args.repeat > 1:
                 profile = dataclasses.replace(profile, repeat=args.repeat)
+            if args.settle is not None:
+                profile = dataclasses.replace(profile, settle=args.settle)
             if args.budget is not None:
                 profile = dataclasses.replace(profile, seconds=args.budget)
             run = certify_role(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -263,6 +264,17 @@ def sample_plan_cases(rng: random.Random, n: int) -> list[PlanCase]:
         else:
             out.append(_invariant(ch))
     return out
+
+
+#: the kinds of case a scored rate counts (``registry.Metric.draws``), each drawn by its chooser function
+KINDS = {"supported": _supported, "unsupported": _unsupported}
+
+
+def sample_kinds(rng: random.Random, kinds: Sequence[str], n: int) -> list[PlanCase]:
+    """``n`` cases of the named ``kinds`` in turn, drawn independently from ``rng`` (as
+    :func:`sample_plan_cases`): the cases that settle a scored rate Hypothesis' search left undecided."""
+    ch = QuickChooser(rng)
+    return [KINDS[kinds[i % len(kinds)]](ch) for i in range(n)]
 
 
 def transform_plan(plan: Any, transform: dict[str, Any]) -> Any:

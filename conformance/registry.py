@@ -56,13 +56,16 @@ class Score:
 class Metric:
     """A rate a scored clause is judged by: ``key`` names its threshold (``PL-REJECT:recall``), ``bound`` is
     ``at least`` or ``at most``, ``default`` the threshold SPEC.md states. With ``per_family`` no family
-    may be credibly on the wrong side of the threshold either (the Wilson interval of its rate)."""
+    may be credibly on the wrong side of the threshold either (the Wilson interval of its rate). ``draws``
+    names the kind of case the rate counts (``supported``, ``unsupported``): while the rate's 95% interval
+    holds the threshold, a run draws more cases of that kind to settle it."""
 
     name: str
     key: str
     bound: str
     default: float
     per_family: bool = False
+    draws: str | None = None
 
 
 Check = Callable[[Any], Iterable[Any]]

@@ -119,6 +119,10 @@ def _metrics(run: Run, cid: str) -> dict[str, Any]:
             "cases": sum(tally.total.values()) if tally else 0,
             "families": families,
         }
+        if metric in run.settled:
+            declared = next(m for m in clause_of(cid).metrics if m.name == metric)
+            entry["settled"] = {"explored": run.settled[metric], "drawn": entry["cases"] - run.settled[metric],
+                                "undecided": run.undecided(declared)}
         if tally is not None and tally.axes_total:
             entry["phrasings"] = {label: {"rate": tally.axes_ok[label] / n, "ok": tally.axes_ok[label], "cases": n}
                                   for label, n in sorted(tally.axes_total.items())}
@@ -161,6 +165,7 @@ def json_report(
         **({"errored_by_class": dict(sorted(run.conditions.items()))} if run.conditions else {}),
         "budget_seconds": run.profile.seconds,
         "stopped": run.stopped,
+        **({"settle_stopped": run.settle_stopped} if run.settle_stopped else {}),
         "repeat": run.profile.repeat,
         "clauses": records,
         "flaky": [
@@ -244,6 +249,8 @@ def text_report(report: dict[str, Any]) -> str:
         f" ({report.get('corpus_cases', 0)} from the corpora) in {report['seconds']:.1f}s",
         *([f"STOPPED EARLY: {report['stopped']} ({report['budget_seconds']:g}s); the verdicts below judge the"
            " cases run so far"] if report.get("stopped") else []),
+        *([f"SETTLING STOPPED EARLY: {report['settle_stopped']}; undecided rates are judged on the cases run so far"]
+          if report.get("settle_stopped") else []),
         "",
         f"{'clause':<15} {'result':<8} {'cases':>6} {'failed':>7} {'errored':>8}",
     ]
@@ -261,6 +268,11 @@ def text_report(report: dict[str, Any]) -> str:
             rate = "n/a" if m["rate"] is None else f"{m['rate']:.4f}"
             lines.append(f"{'':<15}   {metric} {rate} ({m['bound']} {m['threshold']}) over {m['cases']} cases"
                          + ("" if m["meets"] else "  <-- MISSES THRESHOLD"))
+            if "settled" in m:
+                s = m["settled"]
+                lines.append(f"{'':<15}     settled: over the {s['explored']} cases explored its 95% interval held the"
+                             f" threshold, so {s['drawn']} more were drawn"
+                             + ("; still undecided at the most cases, judged by the rate" if s["undecided"] else ""))
             fams = ", ".join(f"{f} {v['ok']}/{v['cases']}" for f, v in m["families"].items())
             if fams:
                 lines.append(f"{'':<15}     {fams}")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.adapters import Errored
-from conformance.registry import Score, clause, registry, thresholds
+from conformance.registry import Metric, Score, clause, registry, thresholds
 from reference import jsonio
 from reference.violations import Violation
 
@@ -112,6 +112,11 @@ class Run:
     flaky: list[tuple[Any, list[Any]]] = field(default_factory=list)
     #: why the run stopped before its profile's search was done (its time budget), or None
     stopped: str | None = None
+    #: scored rates whose 95% interval held their threshold after exploring: metric -> the cases it had counted
+    #: then (the run drew more of that kind to settle it, ``conformance.certify.settle``)
+    settled: dict[str, int] = field(default_factory=dict)
+    #: why settling stopped before every rate was settled or had its most cases, or None
+    settle_stopped: str | None = None
     #: errored cases by the class of their condition (an HTTP planner's ``refused``, ``unavailable``, …)
     conditions: Counter[str] = field(default_factory=Counter)
     started: float = field(default_factory=time.time)
@@ -170,6 +175,24 @@ class Run:
                     return m.bound
         return "at least"
 
+    def counted(self, metric: str) -> int:
+        """The cases a scored metric has counted so far."""
+        tally = self.scores.get(metric)
+        return sum(tally.total.values()) if tally else 0
+
+    def undecided(self, m: Metric) -> bool:
+        """Whether the 95% Wilson interval of ``m``'s overall rate holds its threshold, so that more cases of
+        the same planner could still turn its verdict either way. A threshold of 0 or 1 is never settled
+        (no number of cases makes a perfect rate credibly meet it)."""
+        tally = self.scores.get(m.name)
+        total = sum(tally.total.values()) if tally else 0
+        threshold = self.thresholds[m.key]
+        if not total or not 0.0 < threshold < 1.0:
+            return False
+        ok = sum(tally.ok.values())
+        lo, hi = wilson_lower(ok, total), wilson_upper(ok, total)
+        return lo < threshold <= hi if m.bound == "at least" else lo <= threshold < hi
+
     def metrics(self, cid: str) -> dict[str, tuple[float | None, float, bool]]:
         """For a scored clause: metric -> (rate, threshold, meets it); a missing rate does not fail."""
         out = {}
@@ -222,6 +245,9 @@ def merge(into: Run, other: Run) -> None:
     into.cases += other.cases
     into.log += other.log
     into.flaky += other.flaky
+    for metric, explored in other.settled.items():
+        into.settled[metric] = into.settled.get(metric, 0) + explored
+    into.settle_stopped = into.settle_stopped or other.settle_stopped
     for cid, tally in other.tallies.items():
         if cid not in into.tallies:
             continue

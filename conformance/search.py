@@ -34,6 +34,8 @@ class Profile:
     hunt_seconds: float  # a hunt's safety net: past this, it keeps the smallest failure found so far
     seconds: float  # the whole run's time budget: past it, no more cases are drawn (the report says so)
     repeat: int = 1  # times each case is judged while exploring (above 1: flaky cases are found)
+    #: a scored rate left undecided by exploring is settled on up to this many times the cases it had counted
+    settle: int = 4
 
 
 PROFILES = {

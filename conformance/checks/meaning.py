@@ -115,7 +115,8 @@ def plan_family(plan: Any) -> str:
 
 
 @FAMILY.clause("PL-ACCURACY", applies=lambda obs: obs.case.expected_plan is not None and _scored(obs),
-               metrics=(Metric(name="accuracy", key="PL-ACCURACY", bound="at least", default=0.995, per_family=True),),
+               metrics=(Metric(name="accuracy", key="PL-ACCURACY", bound="at least", default=0.995, per_family=True,
+                               draws="supported"),),
                summary="exact-match rate on generated supported instructions")
 def pl_accuracy(obs: PlanObservation) -> Iterator[Score]:
     """"Valid plans can be semantically wrong even when schema checks pass." A supported instruction's
@@ -130,8 +131,9 @@ def pl_accuracy(obs: PlanObservation) -> Iterator[Score]:
 
 @FAMILY.clause("PL-REJECT", applies=lambda obs: (obs.case.expected_clause == "PL-REJECT" or obs.case.expected_plan is not None)
                and _scored(obs),
-               metrics=(Metric(name="recall", key="PL-REJECT:recall", bound="at least", default=0.97),
-                        Metric(name="false-diagnosis", key="PL-REJECT:false-diagnosis", bound="at most", default=0.01)),
+               metrics=(Metric(name="recall", key="PL-REJECT:recall", bound="at least", default=0.97, draws="unsupported"),
+                        Metric(name="false-diagnosis", key="PL-REJECT:false-diagnosis", bound="at most", default=0.01,
+                               draws="supported")),
                summary="unsupported requests diagnosed; supported ones rarely diagnosed")
 def pl_reject(obs: PlanObservation) -> Iterator[Score]:
     """"Dependencies, mixed serial/parallel groups, conditions, retries, loops and arbitrary code generation

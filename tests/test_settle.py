@@ -1,0 +1,192 @@
+"""Settling: a scored rate whose 95% interval still holds its threshold after exploring is judged on more
+cases of the kind it counts, until the interval is clear of the threshold or the rate has counted
+``profile.settle`` times its cases; a rate already decided either way draws nothing.
+
+The judge here is a stand-in that scores each case it is given with a seeded coin of a known bias, so a
+test states exactly how good the "planner" is; one test certifies the reference in process, where the
+cases are real.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from typing import Any
+
+import pytest
+
+from conformance.certify import PROFILES, certify_planner, settle
+from conformance.plan_cases import sample_kinds
+from conformance.registry import Score, clause, role_clauses
+from conformance.report import json_report, text_report
+from conformance.results import CaseResult, Run
+
+ACCURACY = clause("PL-ACCURACY").metrics[0]
+RECALL, FALSE = clause("PL-REJECT").metrics
+
+
+class Coin:
+    """Judges plan cases as a planner of known rates would be judged: a supported case is an exact match with
+    probability ``accuracy`` (else wrongly diagnosed), an unsupported one is diagnosed with ``recall``."""
+
+    def __init__(self, accuracy: float, recall: float = 1.0, seed: int = 0) -> None:
+        self.accuracy, self.recall = accuracy, recall
+        self.rng = random.Random(seed)
+        self.kinds: list[str] = []
+
+    def evaluate(self, cases: list[Any]) -> list[CaseResult]:
+        out = []
+        for case in cases:
+            if case.expected_plan is not None:
+                self.kinds.append("supported")
+                hit = self.rng.random() < self.accuracy
+                scores = (Score(clause="PL-ACCURACY", metric="accuracy", family="single", ok=hit),
+                          Score(clause="PL-REJECT", metric="false-diagnosis", family="single", ok=not hit))
+            else:
+                self.kinds.append("unsupported")
+                scores = (Score(clause="PL-REJECT", metric="recall", family="loop", ok=self.rng.random() < self.recall),)
+            out.append(CaseResult(case=case, exercised=("PL-ACCURACY", "PL-REJECT"), scores=scores))
+        return out
+
+
+def explored(coin: Coin, supported: int, unsupported: int = 300) -> Run:
+    """A run as exploring leaves it: ``supported`` and ``unsupported`` cases judged by ``coin``."""
+    run = Run(role="planner", profile=PROFILES["standard"], seed=0, clauses=role_clauses("planner"))
+    rng = random.Random(1)
+    for result in coin.evaluate(sample_kinds(rng, ["supported"], supported) + sample_kinds(rng, ["unsupported"], unsupported)):
+        run.record(result)
+    coin.kinds.clear()
+    return run
+
+
+def scored(run: Run, metric: str, ok: int, total: int) -> None:
+    for k in range(total):
+        run.record(CaseResult(case=None, exercised=(), scores=(Score(clause="PL-ACCURACY", metric=metric,
+                                                                      family="single", ok=k < ok),)))
+
+
+def fresh() -> Run:
+    return Run(role="planner", profile=PROFILES["standard"], seed=0, clauses=role_clauses("planner"))
+
+
+@pytest.mark.parametrize(("ok", "total", "undecided"), [
+    (688, 691, True),  # 0.9957: could be either side of 0.995
+    (691, 691, True),  # a perfect 691 is not yet credibly at least 0.995 (its interval reaches 0.9945)
+    (2000, 2000, False),  # now it is
+    (650, 691, False),  # 0.94: credibly below
+    (0, 0, False),  # nothing counted: nothing to settle
+])
+def test_an_at_least_rate_is_undecided_while_its_interval_holds_the_threshold(ok: int, total: int, undecided: bool) -> None:
+    run = fresh()
+    scored(run, "accuracy", ok, total)
+    assert run.undecided(ACCURACY) is undecided
+
+
+@pytest.mark.parametrize(("diagnosed", "total", "undecided"), [
+    (1, 1591, False),  # 0.0006: credibly at most 0.01
+    (9, 700, True),  # 0.0129: could be either side of 0.01
+    (40, 700, False),  # 0.057: credibly above
+])
+def test_an_at_most_rate_is_undecided_while_its_interval_holds_the_threshold(diagnosed: int, total: int,
+                                                                              undecided: bool) -> None:
+    run = fresh()
+    scored(run, "false-diagnosis", diagnosed, total)
+    assert run.undecided(FALSE) is undecided
+
+
+def test_a_threshold_no_number_of_cases_can_settle_is_never_settled() -> None:
+    run = fresh()
+    run.thresholds["PL-ACCURACY"] = 1.0
+    scored(run, "accuracy", 500, 500)
+    assert not run.undecided(ACCURACY)
+
+
+def test_an_undecided_rate_draws_more_of_the_cases_it_counts_until_it_is_decided() -> None:
+    coin = Coin(accuracy=0.999, seed=3)
+    run = explored(coin, supported=700)
+    misses = run.counted("accuracy") - sum(run.scores["accuracy"].ok.values())
+    assert run.undecided(ACCURACY), misses
+    settle(run, coin.evaluate, profile=PROFILES["standard"], seed_value=0, deadline=float("inf"))
+    assert run.settled == {"accuracy": 700}  # recall (1.0 over 300) and false diagnoses were decided
+    assert set(coin.kinds) == {"supported"}
+    assert 700 < run.counted("accuracy") <= 4 * 700
+    assert not run.undecided(ACCURACY)
+    assert run.metrics("PL-ACCURACY")["accuracy"][2]
+    # the report says so, in JSON and in text
+    entry = json_report(run, implementation="coin", target="python")["clauses"]
+    metric = next(r for r in entry if r["clause"] == "PL-ACCURACY")["metrics"]["accuracy"]
+    assert metric["settled"] == {"explored": 700, "drawn": run.counted("accuracy") - 700, "undecided": False}
+    text = text_report(json_report(run, implementation="coin", target="python"))
+    assert f"over the 700 cases explored its 95% interval held the threshold, so {metric['settled']['drawn']} more" in text
+
+
+def test_a_rate_still_undecided_stops_at_the_most_cases_and_is_judged_by_its_rate() -> None:
+    coin = Coin(accuracy=0.995, seed=5)  # exactly at the threshold: never credibly either side
+    run = explored(coin, supported=600)
+    profile = dataclasses.replace(PROFILES["standard"], settle=2, chunk=100)
+    settle(run, coin.evaluate, profile=profile, seed_value=0, deadline=float("inf"))
+    assert run.settled["accuracy"] == 600 and run.counted("accuracy") == 2 * 600
+    assert run.undecided(ACCURACY)
+    rate, threshold, meets = run.metrics("PL-ACCURACY")["accuracy"]
+    assert meets is (rate >= threshold)
+    assert "still undecided at the most cases, judged by the rate" in text_report(
+        json_report(run, implementation="coin", target="python"))
+
+
+def test_a_decided_rate_draws_nothing() -> None:
+    for accuracy in (1.0, 0.9):
+        coin = Coin(accuracy=accuracy, seed=1)
+        run = explored(coin, supported=2000 if accuracy == 1.0 else 700)
+        before = run.cases
+        settle(run, coin.evaluate, profile=PROFILES["standard"], seed_value=0, deadline=float("inf"))
+        assert run.cases == before and not run.settled and coin.kinds == []
+
+
+def test_recall_is_settled_on_unsupported_requests() -> None:
+    coin = Coin(accuracy=1.0, recall=0.975, seed=2)
+    run = explored(coin, supported=2000, unsupported=400)
+    assert run.undecided(RECALL)
+    settle(run, coin.evaluate, profile=PROFILES["standard"], seed_value=0, deadline=float("inf"))
+    assert "recall" in run.settled and set(coin.kinds) == {"unsupported"}
+
+
+def test_settling_stops_at_the_budget_and_says_so() -> None:
+    coin = Coin(accuracy=0.996, seed=4)
+    run = explored(coin, supported=700)
+    assert run.undecided(ACCURACY)
+    settle(run, coin.evaluate, profile=PROFILES["standard"], seed_value=0, deadline=0.0)
+    assert run.settle_stopped and run.counted("accuracy") == 700
+    assert "SETTLING STOPPED EARLY" in text_report(json_report(run, implementation="coin", target="python"))
+
+
+def test_settling_is_seeded() -> None:
+    def drawn() -> list[str]:
+        coin = Coin(accuracy=0.998, seed=9)
+        run = explored(coin, supported=700)
+        out: list[str] = []
+
+        def evaluate(cases: list[Any]) -> list[CaseResult]:
+            out.extend(c.id for c in cases)
+            return coin.evaluate(cases)
+
+        settle(run, evaluate, profile=PROFILES["standard"], seed_value=7, deadline=float("inf"))
+        return out
+
+    first = drawn()
+    assert first and first == drawn()
+
+
+def test_the_reference_settles_in_process() -> None:
+    """In-process certification of the reference planner (quick profile): whichever rates it settles end
+    decided or at their most cases, and it passes its scored clauses."""
+    from conformance.adapters import PythonAdapter
+    from conformance.plan_engine import PlannerJudge
+    from reference.cli import plan_line
+
+    judge = PlannerJudge(PythonAdapter.of(plan_line, "reference"), None, role="planner")
+    profile = dataclasses.replace(PROFILES["quick"], examples=60)
+    run = certify_planner(judge, profile=profile, shrink=False)
+    assert run.status("PL-ACCURACY") == "passed" and run.status("PL-REJECT") == "passed"
+    for name, had in run.settled.items():
+        metric = next(m for m in (ACCURACY, RECALL, FALSE) if m.name == name)
+        assert not run.undecided(metric) or run.counted(name) >= profile.settle * had
