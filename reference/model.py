@@ -14,8 +14,10 @@ arguments consistently, or permuting the catalog, cannot change a feature (PL-IN
 "a number", plus whether it is an integer and whether it lies in 0..100 (a row limit).
 
 The network is a stack of residual dilated kernel-3 1-D convolutions over the tokens (no attention, nothing
-pretrained), with two heads: a tag per token (see ``strategies`` for the tag set) and, from masked mean
-and max pooling, the schedule (reject / sequential / parallel) and the output kind (all / last / default).
+pretrained), with two heads: a tag per token (see ``strategies`` for the tag set) and, from masked mean,
+max and attention pooling (a learnt score per token, softmaxed over the tokens: where the evidence for
+refusing or for a schedule is), the schedule (reject / sequential / parallel) and the output kind (all /
+last / default).
 Padding sends nothing to real tokens and is left out of the pooling, so a token's outputs do not depend on
 how much padding its batch has.
 """
@@ -36,7 +38,7 @@ from torch.nn import functional as F
 from reference.catalog import Catalog
 from reference.lexer import Token
 
-TAGS = ("O", "CALL", "ARG<", "ARG>", "VAL<", "VAL>", "FIELD", "LIMIT", "AGAIN")
+TAGS = ("O", "CALL", "ARG<", "ARG>", "VAL<", "VAL>", "FIELD", "LIMIT", "AGAIN", "SHARE")
 SCHEDULES = ("reject", "sequential", "parallel")
 OUTPUTS = ("all", "last", "default")
 KINDS = ("word", "string", "number", "boolean", "punct")
@@ -282,7 +284,8 @@ class TinyCodemode(nn.Module):
         self.blocks = nn.ModuleList(Block(c, d) for d in self.config.dilations)
         self.norm = nn.LayerNorm(c)
         self.tag_head = nn.Linear(c, len(TAGS))
-        self.pool = nn.Sequential(nn.Linear(2 * c, c), nn.GELU())
+        self.attend = nn.Linear(c, 1)  # how much each token says about the whole request
+        self.pool = nn.Sequential(nn.Linear(3 * c, c), nn.GELU())
         self.schedule_head = nn.Linear(c, len(SCHEDULES))
         self.output_head = nn.Linear(c, len(OUTPUTS))
 
@@ -298,7 +301,10 @@ class TinyCodemode(nn.Module):
         count = m.sum(dim=1).clamp(min=1.0)
         mean = (x if full else x * m).sum(dim=1) / count  # padding is not averaged in
         peak = (x if full else x.masked_fill(m == 0, -1e4)).amax(dim=1)
-        pooled = self.pool(torch.cat([mean, peak], dim=1))
+        score = self.attend(x)  # (B, L, 1): pooled by a softmax over the tokens, padding left out
+        weight = torch.softmax(score if full else score.masked_fill(m == 0, -1e4), dim=1)
+        focus = (weight * x).sum(dim=1)
+        pooled = self.pool(torch.cat([mean, peak, focus], dim=1))
         return tags, self.schedule_head(pooled), self.output_head(pooled)
 
 

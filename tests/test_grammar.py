@@ -24,10 +24,10 @@ CATALOG = Catalog.from_json([
 ])
 
 
-def _samples(n: int) -> list:  # type: ignore[type-arg]
+def _samples(n: int, families: tuple[str, ...] = SUPPORTED) -> list:  # type: ignore[type-arg]
     out = []
     for seed in range(n):
-        inst = sample(random.Random(seed), "supported", SUPPORTED[seed % 4], augment=seed % 2 == 0)
+        inst = sample(random.Random(seed), "supported", families[seed % len(families)], augment=seed % 2 == 0)
         if inst is not None:
             out.append(inst)
     return out
@@ -129,10 +129,61 @@ def test_an_argument_name_with_no_value_is_a_plain_word() -> None:
     assert validate_plan(_decode('convert_currency amount', ["CALL", "ARG<"]), CATALOG) != []
 
 
-def test_one_argument_given_twice_with_one_value_is_one_argument_and_with_two_a_diagnostic() -> None:
-    same = _decode('get_stock_price symbol "A" symbol "A"', ["CALL", "ARG<", "VAL<", "ARG<", "VAL<"])
+def test_a_value_said_again_is_one_value_and_another_one_with_nothing_between_a_diagnostic() -> None:
+    same = _decode('get_stock_price symbol "A" "A"', ["CALL", "ARG<", "VAL<", "VAL<"])
     assert same["calls"][0]["args"] == {"symbol": "A"}
-    assert "two values" in _decode('get_stock_price symbol "A" symbol "B"', ["CALL", "ARG<", "VAL<", "ARG<", "VAL<"])
+    assert "two values" in _decode('get_stock_price symbol "A" "B"', ["CALL", "ARG<", "VAL<", "VAL<"])
+
+
+def test_an_argument_named_again_starts_another_call_of_the_same_tool() -> None:
+    # "get_stock_price for symbol "A" and symbol "B"": one argument is never named twice in one call
+    tags = ["CALL", "ARG<", "VAL<", "O", "ARG<", "VAL<"]
+    plan = _decode('get_stock_price symbol "A" and symbol "B"', tags)
+    assert plan["calls"] == [{"tool": "get_stock_price", "args": {"symbol": "A"}},
+                             {"tool": "get_stock_price", "args": {"symbol": "B"}}]
+    assert plan["mode"] == "sequential" and plan["output"] == {"kind": "all"}
+    # the value before its name ("the "A" symbol and the "B" symbol") goes with it
+    plan = _decode('get_stock_price "A" symbol and "B" symbol', ["CALL", "VAL>", "ARG<", "O", "VAL>", "ARG<"])
+    assert [c["args"] for c in plan["calls"]] == [{"symbol": "A"}, {"symbol": "B"}]
+    # the same name said again with the same value is that argument said twice; four calls are refused
+    same = _decode('get_stock_price symbol "A" ( symbol "A" )', ["CALL", "ARG<", "VAL<", "O", "ARG<", "VAL<", "O"])
+    assert same["mode"] == "single" and same["calls"] == [{"tool": "get_stock_price", "args": {"symbol": "A"}}]
+    four = 'get_stock_price symbol "A" , symbol "B" , symbol "C" , symbol "D"'
+    assert "4 calls" in _decode(four, ["CALL"] + ["ARG<", "VAL<", "O"] * 3 + ["ARG<", "VAL<"])
+
+
+def test_a_list_of_values_after_one_name_is_one_call_each() -> None:
+    text = 'get_stock_price symbol "A" , "B" and "C"'
+    plan = _decode(text, ["CALL", "ARG<", "VAL<", "O", "VAL<", "O", "VAL<"])
+    assert [c["args"] for c in plan["calls"]] == [{"symbol": "A"}, {"symbol": "B"}, {"symbol": "C"}]
+    assert {c["tool"] for c in plan["calls"]} == {"get_stock_price"}
+    # a word between two values is no list joiner (an argument the tool does not have): not a list
+    assert "two values" in _decode('get_stock_price symbol "A" colour "B"', ["CALL", "ARG<", "VAL<", "O", "VAL<"])
+    # nor is a bracket (an array value is no list of calls), nor a fourth value
+    assert isinstance(_decode('get_stock_price symbol [ "A" , "B" ]', ["CALL", "ARG<", "O", "VAL<", "O", "VAL<", "O"]), str)
+    assert isinstance(_decode('get_stock_price symbol "A" , "B" , "C" , "D"',
+                              ["CALL", "ARG<", "VAL<", "O", "VAL<", "O", "VAL<", "O", "VAL<"]), str)
+
+
+def test_a_share_word_gives_the_argument_before_it_to_every_call_of_its_tool() -> None:
+    text = 'convert_currency amount 5 and amount 6 , from "USD" for both'
+    tags = ["CALL", "ARG<", "VAL<", "O", "ARG<", "VAL<", "O", "ARG<", "VAL<", "O", "SHARE"]
+    plan = _decode(text, tags)
+    assert [c["args"] for c in plan["calls"]] == [{"amount": 5, "from": "USD"}, {"amount": 6, "from": "USD"}]
+    # a call that has the argument keeps its own value
+    text = 'convert_currency amount 5 from "EUR" and amount 6 , from "USD" for both'
+    tags = ["CALL", "ARG<", "VAL<", "ARG<", "VAL<", "O", "ARG<", "VAL<", "O", "ARG<", "VAL<", "O", "SHARE"]
+    assert [c["args"] for c in _decode(text, tags)["calls"]] == [{"amount": 5, "from": "EUR"}, {"amount": 6, "from": "USD"}]
+    assert "no argument" in _decode('convert_currency for both', ["CALL", "O", "SHARE"])
+
+
+@pytest.mark.parametrize("form", ["tool=repeat-names", "tool=repeat-list", "shared=once", "shape=first"])
+def test_the_forms_of_repeated_calls_and_shaping_decode_from_their_own_tags(form: str) -> None:
+    found = [i for i in _samples(6000, families=("sequential", "parallel", "shaping")) if form in i.axes]
+    assert len(found) >= 5, form
+    for inst in found[:60]:
+        tokens = lex(inst.text).tokens
+        assert decode(tokens, inst.tags, inst.schedule, inst.output, inst.catalog) == inst.plan.to_json(), inst.text
 
 
 def test_a_value_said_twice_fills_its_argument_once() -> None:
@@ -180,6 +231,21 @@ def test_a_reading_that_does_not_decode_is_reread_where_the_model_was_least_sure
     plan = reread(tokens, tags, "sequential", "default", CATALOG, _logits(tags, {2: ("ARG<", 1.0), 1: ("VAL>", 2.0)}))
     assert plan == {"mode": "single", "calls": [{"tool": "get_stock_price", "args": {"symbol": "A"}}],
                     "output": {"kind": "last"}}
+
+
+def test_a_number_read_as_a_limit_where_no_limit_can_be_is_reread_as_said_in_passing() -> None:
+    from reference.planner import reread
+
+    # "convert_currency amount 5, my friends come at 8": a limit on a tool that returns an object is no
+    # valid plan; the reading in which 8 was only said in passing is
+    tokens = lex('convert_currency amount 5 , friends come at 8').tokens
+    tags = ["CALL", "ARG<", "VAL<", "O", "O", "O", "O", "LIMIT"]
+    assert validate_plan(decode(tokens, tags, "sequential", "default", CATALOG), CATALOG) != []
+    plan = reread(tokens, tags, "sequential", "default", CATALOG, _logits(tags, {7: ("O", 3.0)}))
+    assert plan == {"mode": "single", "calls": [{"tool": "convert_currency", "args": {"amount": 5}}],
+                    "output": {"kind": "last"}}
+    # a value is never reread as a limit, nor a limit as a value
+    assert reread(tokens, tags, "sequential", "default", CATALOG, _logits(tags, {7: ("VAL<", 0.1)})) is None
 
 
 def test_a_reread_never_drops_a_value_or_changes_a_call() -> None:

@@ -17,7 +17,10 @@ Tags (one per lexer token): ``O`` other; ``CALL`` a tool name that is a call, in
 word that starts another call of the tool of the call before it ("once", "again": one mention for
 repeated calls); ``ARG<`` / ``ARG>`` an argument name that belongs to the call mentioned before / after it;
 ``VAL<`` / ``VAL>`` the value of the nearest argument name before / after it; ``FIELD`` a projected return
-property (in order); ``LIMIT`` the row limit.
+property (in order); ``LIMIT`` the row limit; ``SHARE`` the word that gives the argument before it to every
+call of that tool ("year 2025 for *all* three", "pharmacy "CVS" for *both*"). Calls of one tool may also be
+told apart by their arguments alone: an argument named again ("X for city "Paris" and city "Rome"") or a list
+of values after one name ("X for city "Paris", "Rome" and "Berlin"") starts the next call.
 
 Truth is kept by construction and checked: a rendering in which a word the renderer wrote as a connector
 is also an argument name of the catalog and stands beside a value (where a reader could not tell which it
@@ -43,11 +46,12 @@ from strategies._internal.vocabulary import (
     _PLAIN_CONNECT, _POLITE, _SEQ_CONNECT, _SEQ_FINAL, _SEQ_LIST, _SEQ_PREFIX, _SEQ_SUFFIX, _TOOL_SUFFIX, _VERBS,
     ARG_ADJECTIVES, ARG_BACK_CONNECTORS, ASIDES, ARG_CONNECTORS, ARG_JOIN, COMMON_ARG_NAMES, DISTRACTOR_AFTER,
     DISTRACTOR_BEFORE, DOMAIN_TOOLS, FLAGS, MEASURE_BEFORE, MEASURE_JOIN, MORE_PREAMBLES, NEAR_MISS, NEAR_MISS_AFTER, NEAR_MISS_FRAMES, NEAR_MISS_NOUNS, NEUTRAL,
-    PAREN_TOOL, PHRASE_WORDS, QUESTIONS, REASONS, REPEAT_AGAIN, REPEAT_COUNT, SENTENCE_TOOL, TOOL_LEAD, TRAILING_LEAD,
+    PAREN_TOOL, PHRASE_WORDS, QUESTIONS, REASONS, REPEAT_AGAIN, REPEAT_COUNT, REPEAT_LIST_JOIN, REPEAT_NAMES_JOIN,
+    SENTENCE_TOOL, SHAPE_FIRST_END, SHARE_INTRO, SHARE_THREE, SHARE_TWO, TOOL_LEAD, TRAILING_LEAD,
     TRAILING_TOOL, UNITS, UNSEEN, ARROWS, TOOL_PURPOSE, TOOL_WITH,
 )
 
-TAGS = ("O", "CALL", "ARG<", "ARG>", "VAL<", "VAL>", "FIELD", "LIMIT", "AGAIN")
+TAGS = ("O", "CALL", "ARG<", "ARG>", "VAL<", "VAL>", "FIELD", "LIMIT", "AGAIN", "SHARE")
 SUPPORTED = ("single", "sequential", "parallel", "shaping")
 
 #: every axis and its forms (what ``Instruction.axes`` holds, as ``axis=form``)
@@ -56,9 +60,11 @@ AXES: dict[str, tuple[str, ...]] = {
             "flag"),
     "args": ("uniform", "mixed"),
     "tool": ("verb", "args-first", "trailing", "paren", "sentence", "lead", "cli", "call-syntax", "with-lead", "purpose",
-             "repeat"),
+             "repeat", "repeat-names", "repeat-list"),
+    "shared": ("once",),
     "schedule": ("none", "prefix", "suffix", "connect", "list", "plain", "arrow"),
     "output": ("default", "first", "middle", "last"),
+    "shape": ("first",),
     "frame": ("plain", "polite", "question", "preamble", "near-miss", "distractor"),
     "aside": ("reason", "inline"),
     "noise": ("typo", "sprinkle"),
@@ -512,13 +518,46 @@ def _render_call(p: _Pieces, ch: Chooser, call: Call, *, first: bool, args_first
         _render_args(p, ch, call.args, "<")
 
 
-def _render_repeat(p: _Pieces, ch: Chooser, calls: Sequence[Call], *, first: bool) -> None:
-    """Calls of one tool named once: "run X twice, once with a "1" and once with a "2"" or "X with a "1",
-    and again with a "2"". Every call after the first starts with an ``AGAIN`` word."""
-    p.axis("tool", "repeat")
+def _render_repeat(p: _Pieces, ch: Chooser, calls: Sequence[Call], *, first: bool, parallel: bool) -> None:
+    """Calls of one tool named once: "run X twice, once with a "1" and once with a "2"", "X with a "1",
+    and again with a "2"" (every call after the first starts with an ``AGAIN`` word), or told apart by
+    their arguments alone: "X for a "1" and a "2"" (each call after the first starts with an argument the
+    call before it has) or "X for a "1", "2" and "3"" (one argument, a list of values)."""
     verb = ch.choice(_VERBS[:12])
     p.phrase(_capital(verb, ch) if first else verb)
     p.word(calls[0].tool, "CALL")
+    names = [[a for a, _ in c.args] for c in calls]
+    values = {_value_text(c.args[0][1]) for c in calls if c.args}
+    listed = all(len(n) == 1 for n in names) and len({n[0] for n in names}) == 1 and len(values) == len(calls)
+    # (a call the same as the one before it would read as its arguments said twice)
+    said = [sorted((a, _value_text(v)) for a, v in c.args) for c in calls]
+    by_names = all(any(a in names[k] for a in n) and said[k + 1] != said[k] for k, n in enumerate(names[1:]))
+    if listed and ch.chance(40):
+        p.axis("tool", "repeat-list")
+        p.phrase(ch.choice(("for", "with", "", ":", "on")))
+        name = names[0][0]
+        joins = [j for j in REPEAT_LIST_JOIN if not (parallel and "then" in j)]
+        p.word(name, "ARG<")
+        p.phrase(ch.choice(("", "", "=", ":")))
+        for k, call in enumerate(calls):
+            if k:
+                p.phrase(ch.choice(joins) if k < len(calls) - 1 or len(calls) == 2 else ch.choice(("and", ", and", "&")))
+            p.word(_value_text(call.args[0][1]), "VAL<")
+        return
+    if by_names and ch.chance(45):
+        p.axis("tool", "repeat-names")
+        p.phrase(ch.choice(_ARG_INTRO[:4]))
+        joins = [j for j in REPEAT_NAMES_JOIN if not (parallel and "then" in j)]
+        for k, call in enumerate(calls):
+            args = list(call.args)
+            if k:
+                p.phrase(ch.choice(joins))
+                # the call starts with an argument the call before it has: that name said again is the new call
+                j = next(j for j, (a, _) in enumerate(args) if a in names[k - 1])
+                args.insert(0, args.pop(j))
+            _render_args(p, ch, args, "<", back=True)
+        return
+    p.axis("tool", "repeat")
     if len(calls) in REPEAT_COUNT and ch.chance(50):
         p.phrase(ch.choice(REPEAT_COUNT[len(calls)]))
         p.phrase(ch.choice((",", ":", "", "--")))
@@ -539,6 +578,32 @@ def _render_repeat(p: _Pieces, ch: Chooser, calls: Sequence[Call], *, first: boo
         _render_args(p, ch, call.args, "<", back=False)
 
 
+def shared_args(calls: Sequence[Call]) -> tuple[tuple[str, Value], ...]:
+    """The arguments every call (of one tool, two or three calls) has with the same value, when each call
+    also has another argument of its own (so the calls are told apart without them)."""
+    if len(calls) < 2 or len({c.tool for c in calls}) != 1:
+        return ()
+    first = calls[0].args
+    shared = tuple((a, v) for a, v in first
+                   if all(any(b == a and jsonio.dumps(w) == jsonio.dumps(v) and type(w) is type(v) for b, w in c.args)
+                          for c in calls[1:]))
+    names = {a for a, _ in shared}
+    if not shared or any(all(a in names for a, _ in c.args) for c in calls):
+        return ()
+    return shared
+
+
+def _render_shared(p: _Pieces, ch: Chooser, shared: Sequence[tuple[str, Value]], n: int) -> None:
+    """Arguments said once for every call of one tool, after the last: "..., with year 2025 for all three"."""
+    p.axis("shared", "once")
+    p.phrase(ch.choice(SHARE_INTRO))
+    _render_args(p, ch, shared, "<", back=False)
+    before, word, after = ch.choice(SHARE_TWO if n == 2 else SHARE_THREE)
+    p.phrase(before)
+    p.word(word, "SHARE")
+    p.phrase(after)
+
+
 def _render_output(p: _Pieces, ch: Chooser, kind: str, n: int) -> None:
     if kind == "all":
         options = _ALL + (_ALL_TWO if n == 2 else _ALL_THREE if n == 3 else ())
@@ -548,7 +613,8 @@ def _render_output(p: _Pieces, ch: Chooser, kind: str, n: int) -> None:
     p.phrase(ch.choice(options))
 
 
-def _render_shaping(p: _Pieces, ch: Chooser, output: Output) -> None:
+def _render_shaping(p: _Pieces, ch: Chooser, output: Output, *, lead: bool = False) -> None:
+    """The fields and limit of a single call's output, after the call, or (``lead``) said before it."""
     parts: list[Callable[[], None]] = []
     if output.fields:
         def fields() -> None:
@@ -569,8 +635,15 @@ def _render_shaping(p: _Pieces, ch: Chooser, output: Output) -> None:
     if len(parts) == 2 and ch.chance(50):
         parts.reverse()
     for k, part in enumerate(parts):
-        p.phrase(ch.choice((",", "and", ", and", ";", "")) if k else ch.choice((",", "", ";", "and", ", then")))
+        if k:
+            p.phrase(ch.choice((",", "and", ", and", ";", "")))
+        elif lead:
+            p.phrase(ch.choice(("", "", "Please", "I need", "Can I get", "Just")))
+        else:
+            p.phrase(ch.choice((",", "", ";", "and", ", then")))
         part()
+    if lead:
+        p.phrase(ch.choice(SHAPE_FIRST_END))
 
 
 def _frame(p: _Pieces, ch: Chooser) -> tuple[str, str]:
@@ -641,9 +714,19 @@ def render(ch: Chooser, catalog: Catalog, plan: Plan, *, explicit_output: int = 
     if where == "first":
         p.phrase(_capital(ch.choice(_ALL if plan.output.kind == "all" else _LAST), ch))
         p.phrase(ch.choice((":", ",", "--", ". To get it,")))
+    shared = shared_args(plan.calls) if ch.chance(70) else ()
+    shared = (ch.choice(shared),) if shared else ()  # one, said once: a SHARE word gives the argument before it
+    names = {a for a, _ in shared}
+    calls = [Call(tool=c.tool, args=tuple(a for a in c.args if a[0] not in names)) for c in plan.calls]
+    shaped = n == 1 and (plan.output.fields or plan.output.limit is not None)
+    shape_first = shaped and ch.chance(20)  # "Only name and clinic, maximum 10. find_doctors …"
+    if shape_first:
+        p.axis("shape", "first")
+        _render_shaping(p, ch, plan.output, lead=True)
     if repeat:
-        _render_repeat(p, ch, plan.calls, first=not framed and marker != "prefix" and where != "first")
-    for k, call in enumerate(() if repeat else plan.calls):
+        _render_repeat(p, ch, calls, first=not framed and marker != "prefix" and where != "first",
+                       parallel=plan.mode == "parallel")
+    for k, call in enumerate(() if repeat else calls):
         connector = ""
         if k:
             if where == "middle" and k == 1:
@@ -673,10 +756,12 @@ def render(ch: Chooser, catalog: Catalog, plan: Plan, *, explicit_output: int = 
         clear = k == 0 or (marker not in ("list", "arrow") and any(w in connector for w in (".", ";")))
         if marker == "list":
             p.phrase(ch.choice(_SEQ_LIST).format(n=k + 1))
-        _render_call(p, ch, call, first=k == 0 and not framed and marker != "prefix" and where != "first",
-                     args_first=clear)
-        if n == 1 and (plan.output.fields or plan.output.limit is not None):
+        _render_call(p, ch, call, first=k == 0 and not framed and marker != "prefix" and where != "first"
+                     and not shape_first, args_first=clear)
+        if shaped and not shape_first:
             _render_shaping(p, ch, plan.output)
+    if shared:
+        _render_shared(p, ch, shared, n)
     if marker == "suffix":
         p.phrase(ch.choice(_PAR_SUFFIX if plan.mode == "parallel" else _SEQ_SUFFIX))
     if where == "last":
@@ -729,10 +814,16 @@ def choose_plan(ch: Chooser, catalog: Catalog, family: str) -> Plan | None:
         return Plan(mode="single", calls=(_call(ch, tool),), output=Output(kind=kind, fields=fields, limit=limit))
     n = 1 if family == "single" else ch.integer(2, 3)
     takers = [t for t in catalog.tools if t.arguments]
-    if n > 1 and takers and ch.chance(15):  # one tool called with different arguments
+    if n > 1 and takers and ch.chance(22):  # one tool called with different arguments
         tool = ch.choice(takers)
         tools = [tool] * n
         calls = tuple(_call(ch, tool, least=1) for _ in tools)
+        if len(tool.arguments) > 1 and ch.chance(35):  # one of them the same in every call
+            name, kind = ch.choice(tool.arguments)
+            value = _value(ch, kind)
+            same = tuple(Call(tool=c.tool, args=tuple(a for a in c.args if a[0] != name) + ((name, value),)) for c in calls)
+            if all(len(c.args) > 1 for c in same) and len({jsonio.dumps(c.to_json()) for c in same}) == n:
+                calls = same
     else:
         tools = [ch.choice(catalog.tools) for _ in range(n)]
         calls = tuple(_call(ch, t) for t in tools)

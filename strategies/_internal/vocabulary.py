@@ -69,7 +69,8 @@ _LEAD_VERBS = ("Show me", "Give me", "Turn off", "Turn on", "Set up", "I want to
                "Find out", "Look up", "Sort out", "Update", "Handle", "Figure out", "We must", "Time for")
 _POLITE = ("", "", "", "Please", "Could you", "Can you please", "I need you to", "Kindly", "Hey,", "I'd like you to",
            "Hi!", "Quick one:", "Go ahead and", "I want you to", "Would you", "Okay,", "Task:", "Hello, please",
-           "Let's", "Time to", "We need to", "Can you")
+           "Let's", "Time to", "We need to", "Can you", "If you don't mind,", "If it's not too much trouble,",
+           "When you get a chance,")
 _CLOSE = ("", "", "", ".", "please.", "thanks!", ", thank you.", "!", ". Thanks", "?", ", cheers.", ". Much appreciated.",
           ", ok?", ". Thank you!")
 _ALL = (
@@ -89,13 +90,20 @@ _LAST = (
     "return only the final outcome", "just the last one matters",
 )
 _FIELDS_BEFORE = ("keep only the", "keep only", "only", "project", "select", "with just", "return only",
-                  "with fields", "fields", "showing only", "keeping", "just the")
-_FIELDS_AFTER = ("", "", "fields", "columns", "properties")
+                  "with fields", "fields", "showing only", "keeping", "just the", "give me only", "return",
+                  "returned as", "trimmed down to", "I only need", "with columns", "reduced to", "show me just",
+                  "pick out", "only want")
+_FIELDS_AFTER = ("", "", "fields", "columns", "properties", "field only", "fields only", "only",
+                 "(only those fields)", "and nothing else", "columns only")
 _LIMIT_FORMS = (
     ("first", "rows"), ("limit to", "rows"), ("at most", "rows"), ("take the first", ""),
     ("only the first", "results"), ("limit", ""), ("up to", "rows"), ("the first", "items"),
-    ("cap it at", "rows"), ("no more than", "rows"),
+    ("cap it at", "rows"), ("no more than", "rows"), ("maximum", ""), ("max", "rows"), ("capped at", ""),
+    ("just", "rows"), ("only", "results"), ("no more than", ""), ("show", "at most"), ("cap at", ""),
+    ("limited to", "entries"), ("a maximum of", "records"),
 )
+#: what ends a request's shaping said before its call ("Only name and clinic, maximum 10. find_doctors …")
+SHAPE_FIRST_END = (".", ":", "--", ";", ", from", ". Use", "\u2014")
 AT_LIMIT_WORD = "Thanks"  # the last token of every at-limit instruction
 _PADDING = (
     "This is a routine request.", "Thanks in advance.", "Nothing else is needed.", "Please be careful.",
@@ -268,6 +276,20 @@ REPEAT_COUNT = {2: ("twice", "two times", "2x"), 3: ("three times", "thrice", "3
 REPEAT_AGAIN = (("and", "again"), (", then", "again"), (".", "Again"), (";", "again"), (", and", "again"),
                 ("", "again"), (", and then", "again"))
 
+#: between the calls of one tool named once by their arguments alone ("X for city "Paris" and city "Rome"")
+REPEAT_NAMES_JOIN = ("and", ",", ", and", "; and", "and for", ", then", "then", "&", ", plus", "and also")
+#: between the values of a list after one argument name ("X for city "Paris", "Rome" and "Berlin""); every
+#: word here is one the reference planner reads as a list joiner (``reference.planner.LIST_JOINERS``)
+REPEAT_LIST_JOIN = (",", "and", ", and", ", then", "then", "&", "/")
+#: said after an argument given once for every call of one tool (the middle word is the ``SHARE`` token):
+#: "..., year 2025 for all three", "pharmacy "CVS" for both"
+SHARE_TWO = (("for", "both", ""), ("on", "both", ""), ("for", "both", "calls"), ("in", "both", ""),
+             ("for", "each", ""), ("", "both", "times"), ("with", "both", ""), ("", "each", "time"))
+SHARE_THREE = (("for", "all", "three"), ("on", "all", "three"), ("for", "each", ""), ("in", "all", "three"),
+               ("for", "all", "three calls"), ("in", "every", "call"), ("", "each", "time"), ("for", "every", "one"))
+#: what comes before an argument given once for every call
+SHARE_INTRO = (",", ", with", "with", "and", ";", ", all with", "", ", using")
+
 # --- frames --------------------------------------------------------------------------------------------------
 
 #: a question around the request ("Can you ... ?")
@@ -287,6 +309,8 @@ NEAR_MISS = (
     "For the loop-the-loop ride inspection,", "Each quarter we check this:", "Sum it up for me in one go:",
     "Total newbie here, sorry.", "I tried the filter page but it was down, so:", "Once you're free,",
     "In any case,", "For the counting of votes project,", "The aggregate report is due, but first:",
+    "Keep me in the loop:", "The customer keeps asking about this:", "Sort this out for me:",
+    "Each morning I check this:", "All three of us need this:",
 )
 #: words that name unsupported features, as the plain nouns of names people give teams, projects and
 #: documents ("the loop team", "our retry dashboard"): put into ``NEAR_MISS_FRAMES`` (``{w}``)
@@ -303,6 +327,8 @@ NEAR_MISS_AFTER = (
     "Count me in for the review later.", "I'll do the totals myself in the spreadsheet.", "Each of us needs a copy.",
     "It's for the sorting team.", "We'll compare them ourselves afterwards.",
     "Don't bother sorting anything.", "No filtering needed.", "I'll add it all up later.",
+    "Keep me in the loop.", "The customer keeps asking.", "Trying to sort out my week.",
+    "It's one of those every-morning things.", "Each of them asked twice already.",
 )
 #: a quoted distractor said before the request ("About \"Q3\":")
 DISTRACTOR_BEFORE = ("About", "Re:", "Ticket", "Subject:", "Context:", "Regarding", "Note", "Project", "Ref")
@@ -429,6 +455,14 @@ PROSE_UNSUPPORTED = {
         "{A}, keep only those whose {p} is above 10", "{A} and filter them to the open ones",
         "{A}, then give me just the ones with a {p}", "{A} and add up every {p}", "{A}, grouped and counted by {p}",
         "{A} and find the maximum {p}", "{A}, excluding anything with an empty {p}",
+        "{A}. How many are there in total?", "{A} and tell me how many have a {p}", "{A}, what's the combined {p}?",
+        "{A}, then add them together", "{A} and work out the {p} on average", "{A}; which one has the biggest {p}?",
+        "{A}, and just tell me the lowest one", "{A} and give me the percentage with a {p}",
+        "{A}, newest first", "{A}, oldest at the top", "{A}, sorted alphabetically", "{A}, arranged by {p}",
+        "{A} in ascending order of {p}", "{A} and put the most expensive first", "{A}, the top 3 by {p}",
+        "{A} but leave out the closed ones", "{A}, except the ones without a {p}", "{A}, only those where {p} is set",
+        "{A} and skip any duplicates", "{A}; I only care about the ones that failed", "{A}, then tally them up",
+        "{A} and compare the two {p} values", "{A}, whichever is cheaper", "{A} and pick the best one for me",
     ),
     "condition": (
         "{A}, and if that comes back empty, {B}", "{A}. If it's over budget, {B}", "{A}; should it fail, {B}",
