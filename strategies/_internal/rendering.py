@@ -43,7 +43,8 @@ from strategies._internal.choosers import Chooser
 from strategies._internal.vocabulary import (
     _ALL, _ALL_THREE, _ALL_TWO, _ARG_INTRO, _ARGS_FIRST_INTRO, _CLOSE, _FIELDS_AFTER, _FIELDS_BEFORE, _LAST,
     _LEAD_VERBS, _LIMIT_FORMS, _NAME_NOUNS, _NAME_VERBS, _ODD_NAMES, _PAR_CONNECT, _PAR_PREFIX, _PAR_SUFFIX,
-    _PLAIN_CONNECT, _POLITE, _SEQ_CONNECT, _SEQ_FINAL, _SEQ_LIST, _SEQ_PREFIX, _SEQ_SUFFIX, _TOOL_SUFFIX, _VERBS,
+    _PAR_INLINE, _PLAIN_CONNECT, _POLITE, _SEQ_CONNECT, _SEQ_FINAL, _SEQ_INLINE, _SEQ_LIST, _SEQ_PREFIX, _SEQ_SUFFIX,
+    _TOOL_SUFFIX, _VERBS,
     ARG_ADJECTIVES, ARG_BACK_CONNECTORS, ASIDES, ARG_CONNECTORS, ARG_JOIN, COMMON_ARG_NAMES, DISTRACTOR_AFTER,
     DISTRACTOR_BEFORE, DOMAIN_TOOLS, FLAGS, MEASURE_BEFORE, MEASURE_JOIN, MORE_PREAMBLES, NEAR_MISS, NEAR_MISS_AFTER, NEAR_MISS_FRAMES, NEAR_MISS_NOUNS, NEUTRAL,
     PAREN_TOOL, PHRASE_WORDS, QUESTIONS, REASONS, REPEAT_AGAIN, REPEAT_COUNT, REPEAT_LIST_JOIN, REPEAT_NAMES_JOIN,
@@ -62,7 +63,7 @@ AXES: dict[str, tuple[str, ...]] = {
     "tool": ("verb", "args-first", "trailing", "paren", "sentence", "lead", "cli", "call-syntax", "with-lead", "purpose",
              "repeat", "repeat-names", "repeat-list"),
     "shared": ("once",),
-    "schedule": ("none", "prefix", "suffix", "connect", "list", "plain", "arrow"),
+    "schedule": ("none", "prefix", "suffix", "connect", "list", "plain", "arrow", "inline"),
     "output": ("default", "first", "middle", "last"),
     "shape": ("first",),
     "frame": ("plain", "polite", "question", "preamble", "near-miss", "distractor"),
@@ -696,10 +697,12 @@ def render(ch: Chooser, catalog: Catalog, plan: Plan, *, explicit_output: int = 
     repeat = same and ch.chance(40)
     marker = "none" if n == 1 else "plain"
     if plan.mode == "parallel":
-        marker = ch.choice(("prefix", "suffix", "suffix")) if repeat else ch.choice(("prefix", "suffix", "suffix", "connect"))
+        marker = (ch.choice(("prefix", "suffix", "suffix", "inline")) if repeat
+                  else ch.choice(("prefix", "suffix", "suffix", "connect", "inline")))
     elif plan.mode == "sequential":
-        marker = (ch.choice(("none", "prefix", "suffix")) if repeat
-                  else ch.choice(("plain", "plain", "connect", "connect", "connect", "prefix", "suffix", "list", "arrow")))
+        marker = (ch.choice(("none", "prefix", "suffix", "inline")) if repeat
+                  else ch.choice(("plain", "plain", "connect", "connect", "connect", "prefix", "suffix", "list", "arrow",
+                                  "inline")))
     if marker == "prefix" and frame == "question":  # "Can you In parallel, ..." is no sentence
         marker = "suffix"
     p.axis("schedule", marker)
@@ -723,8 +726,11 @@ def render(ch: Chooser, catalog: Catalog, plan: Plan, *, explicit_output: int = 
     if shape_first:
         p.axis("shape", "first")
         _render_shaping(p, ch, plan.output, lead=True)
+    if marker == "inline":  # "concurrently fetch_invoice …", "Fan out get_contract: …"
+        said = ch.choice(_PAR_INLINE if plan.mode == "parallel" else _SEQ_INLINE)
+        p.phrase(_capital(said, ch) if not framed and where != "first" and not shape_first else said)
     if repeat:
-        _render_repeat(p, ch, calls, first=not framed and marker != "prefix" and where != "first",
+        _render_repeat(p, ch, calls, first=not framed and marker not in ("prefix", "inline") and where != "first",
                        parallel=plan.mode == "parallel")
     for k, call in enumerate(() if repeat else calls):
         connector = ""
@@ -756,7 +762,7 @@ def render(ch: Chooser, catalog: Catalog, plan: Plan, *, explicit_output: int = 
         clear = k == 0 or (marker not in ("list", "arrow") and any(w in connector for w in (".", ";")))
         if marker == "list":
             p.phrase(ch.choice(_SEQ_LIST).format(n=k + 1))
-        _render_call(p, ch, call, first=k == 0 and not framed and marker != "prefix" and where != "first"
+        _render_call(p, ch, call, first=k == 0 and not framed and marker not in ("prefix", "inline") and where != "first"
                      and not shape_first, args_first=clear)
         if shaped and not shape_first:
             _render_shaping(p, ch, plan.output)

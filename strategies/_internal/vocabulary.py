@@ -43,8 +43,14 @@ _PAR_PREFIX = (
     "These are independent, run them at the same time:",
     "Don't wait for one before starting the other:", "No need to serialize these:", "Fan out:",
     "Overlap these calls:", "Kick these off together:", "Start all of them at once:", "Independently and at once,",
-    "Do not wait between calls:", "As parallel calls:",
+    "Do not wait between calls:", "As parallel calls:", "Fan out", "In the same moment,", "Both at once:",
+    "Parallel:", "Concurrently please:", "At once:",
 )
+#: a schedule word said inside the request, before its first call ("concurrently fetch_invoice …")
+_PAR_INLINE = ("concurrently", "in parallel", "simultaneously", "at the same time", "all at once", "fan out",
+               "together", "in one go", "in the same moment", "at once", "parallel")
+_SEQ_INLINE = ("one after another", "in order", "sequentially", "step by step", "one by one", "in sequence",
+               "in turn")
 _PAR_SUFFIX = (
     "in parallel", "concurrently", "at the same time", "simultaneously", "all at once", ", in parallel",
     ", all concurrently", "-- run them in parallel", ". Run them concurrently", ". Do it all in parallel",
@@ -52,7 +58,9 @@ _PAR_SUFFIX = (
     ", without waiting for each other", ". They are independent, so run them concurrently", "in parallel with each other",
     "; don't wait for one before starting the other", "-- no need to serialize them", ", overlapping them",
     "-- start both concurrently", ", in one go", "without blocking on each other", ". Fan them out",
-    ", run together", ". These don't depend on each other, so do them at once",
+    ", run together", ". These don't depend on each other, so do them at once", ", run in parallel",
+    "-- run them in parallel", "in same moment", ", both at once", ". Do them together", ", in one batch",
+    ". Parallel is fine", "all three at once",
 )
 _SEQ_PREFIX = ("First,", "First", "In sequence,", "Sequentially,", "One after another,", "In order,", "Step by step,",
                "Don't run these in parallel:", "Not in parallel, please:", "Do not parallelize:", "One by one:",
