@@ -135,12 +135,12 @@ def featurize(tokens: tuple[Token, ...], catalog: Catalog, lexicon: Lexicon) -> 
     """Token ids of an instruction against its catalog, and each token's binary features as one integer
     (bit ``f`` set when feature ``f`` is on; a token has a handful of the ``N_FEATURES``)."""
     tools = {t.name: t for t in catalog.tools}
-    any_args: dict[str, str] = {}
+    any_args: dict[str, int] = {}  # argument name -> the type bits of every tool that declares it
     required: set[str] = set()
     props: set[str] = set()
     for t in catalog.tools:
         for a, kind in t.arguments:
-            any_args.setdefault(a, kind)
+            any_args[a] = any_args.get(a, 0) | 1 << (16 + _TYPE_INDEX[kind])
         required.update(t.required)
         props.update(t.returns.properties or ())
     names = tools.keys() | any_args.keys() | props
@@ -191,7 +191,9 @@ def featurize(tokens: tuple[Token, ...], catalog: Catalog, lexicon: Lexicon) -> 
                     if nt is not None and (k2 := nt.argument_type(text)):
                         code |= 1 << 15
                         kind_of = kind_of or k2
-                    code |= 1 << (16 + _TYPE_INDEX[kind_of or any_args[text]])
+                    # its type where a tool beside it declares it, else the types of every tool that does (in
+                    # no catalog order: the first tool's would make a permuted catalog another instruction)
+                    code |= 1 << (16 + _TYPE_INDEX[kind_of]) if kind_of else any_args[text]
                     if text in required:
                         code |= 1 << 19
                 if text in props:

@@ -43,6 +43,17 @@ def verdicts(report: dict[str, Any]) -> dict[str, tuple[str, int, int, int]]:
             if c["clause"] not in ("CLI-STREAM", "CLI-BAD-RECORD")}  # a server has no stdio stream
 
 
+def outcomes(report: dict[str, Any]) -> dict[str, tuple[str, int, int]]:
+    """Verdicts without case counts, for runs in different transports: Hypothesis also draws constants from
+    the modules a process has loaded (README, ``--seed``), and the HTTP driver loads more than a stdio run,
+    so the two draw other cases; every clause must still be judged, on some cases, the same way."""
+    out = {}
+    for clause, (status, cases, failed, errored) in verdicts(report).items():
+        assert cases > 0 or status == "skipped", clause
+        out[clause] = (status, failed, errored)
+    return out
+
+
 @pytest.fixture(scope="module")
 def serve() -> Iterator[tuple[subprocess.Popen[str], str]]:
     proc, url = start("serve")
@@ -58,11 +69,11 @@ def test_serve_certifies_as_the_stdio_planner_does_and_replays_byte_exact(serve:
     run, http = certify("--openai", url, "--model", "reference", "--record", str(first),
                         "--report", str(tmp_path / "http.json"), "--jsonl", str(tmp_path / "http.jsonl"))
     assert run.returncode == 0, run.stdout + run.stderr
-    assert verdicts(http) == verdicts(stdio)
+    assert outcomes(http) == outcomes(stdio)
     assert http["summary"]["failed"] == http["summary"]["errored"] == 0
     # the plan as a streamed tool call, assembled by the reference collector: the same verdicts again
     _, tools = certify("--openai", url, "--model", "reference", "--wire", "tools", "--report", str(tmp_path / "tools.json"))
-    assert verdicts(tools) == verdicts(stdio) and tools["driver"]["wire"] == "tools"
+    assert outcomes(tools) == outcomes(stdio) and tools["driver"]["wire"] == "tools"
     assert http["driver"]["prompt"]["name"] == "codemode-plan-v1" and http["driver"]["answers"]["repaired"] == 0
     certify("--openai", url, "--model", "reference", "--record", str(second), "--report", str(tmp_path / "again.json"))
     assert first.read_bytes() == second.read_bytes()  # stable: the same run records the same file

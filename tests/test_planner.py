@@ -239,3 +239,20 @@ def test_a_model_trained_from_the_grammar_keeps_its_lexicon_through_save_and_loa
     assert loaded.config.words == words and loaded.lexicon.index == trained.lexicon.index
     answer = Planner(loaded).respond("call t", [{"name": "t", "arguments": {}, "required": [], "returns": {"kind": "text"}}])
     assert "plan" in answer or "diagnostic" in answer
+
+
+def test_an_argument_typed_differently_by_two_tools_has_the_same_features_in_any_catalog_order() -> None:
+    """Where no tool beside it declares it, an argument name carries the types of every tool that does, not
+    the first one's: a permuted catalog is the same request (PL-INVARIANT holds by construction)."""
+    from reference.catalog import Catalog
+
+    def tool(name: str, kind: str) -> dict[str, object]:
+        return {"name": name, "arguments": {"orders": kind}, "required": [], "returns": {"kind": "text"}}
+
+    a = Catalog.from_json([tool("list_users", "string"), tool("get_users", "number"), tool("ping", "boolean")])
+    b = Catalog.from_json([tool("ping", "boolean"), tool("get_users", "number"), tool("list_users", "string")])
+    tokens = lex("orders , call ping").tokens
+    lexicon = M.Lexicon(())
+    assert M.featurize(tokens, a, lexicon) == M.featurize(tokens, b, lexicon)
+    tokens = lex("say orders and nothing else").tokens
+    assert M.featurize(tokens, a, lexicon) == M.featurize(tokens, b, lexicon)
