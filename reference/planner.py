@@ -374,6 +374,8 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
             calls.append({"tool": calls[owner[before]]["tool"], "args": {}})
             listed.append((len(calls) - 1, tokens[before].text, _plain(tok.value)))
             continue
+        if sides[0] is not None and sides[0] in filled and json_equal(filled[sides[0]], _plain(tok.value)):
+            continue  # the value its name already has, said again ("250 bucks … amount 250, from …")
         target = next((j for j in sides if j is not None and j not in filled), None)
         if target is None:
             if all(j is None for j in sides):
@@ -489,8 +491,9 @@ def reread(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
     reading, or ``None``. The readings tried change one or two of the tags the model was least sure of, and
     only where a reader could hesitate: which side a value's argument name is on (``VAL<``/``VAL>``), and
     whether a word that is an argument name of the catalog is one here (``O``/``ARG<``/``ARG>``), and whether
-    a word read as a field or a number read as the row limit was only said in passing (``O``). Calls are
-    never changed, no value is ever dropped and every argument name read as one must get its value, so a
+    a word read as a field or a number read as the row limit was only said in passing (``O``); and, last, the
+    reading in which every tool named again after a call of it is a mention of that call (``O``). No other
+    call is ever changed, no value is ever dropped and every argument name read as one must get its value, so a
     request that names too many calls, a tool or argument not in the catalog, a value with no argument or
     an argument with no value stays refused."""
     names = {a for t in catalog.tools for a, _ in t.arguments}
@@ -512,7 +515,19 @@ def reread(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
     best = changes[:4]
     options += [(a[0] + b[0], ((a[1], a[2]), (b[1], b[2]))) for k, a in enumerate(best) for b in best[k + 1 :] if a[1] != b[1]]
     options.sort(key=lambda o: o[0])
-    for _, edits in options[:REREADS]:
+    readings = [edits for _, edits in options[:REREADS]]
+    # last, however sure the model was: a tool named again after its call is a mention of that call ("I only
+    # need the play_song result"), not another call with no arguments
+    called: set[str] = set()
+    mentions = []
+    for i, tag in enumerate(tags):
+        if tag == "CALL":
+            if tokens[i].text in called:
+                mentions.append((i, "O"))
+            called.add(tokens[i].text)
+    if mentions:
+        readings.append(tuple(mentions))
+    for edits in readings:
         other = list(tags)
         for i, alt in edits:
             other[i] = alt

@@ -177,7 +177,7 @@ def test_a_share_word_gives_the_argument_before_it_to_every_call_of_its_tool() -
     assert "no argument" in _decode('convert_currency for both', ["CALL", "O", "SHARE"])
 
 
-@pytest.mark.parametrize("form", ["tool=repeat-names", "tool=repeat-list", "shared=once", "shape=first"])
+@pytest.mark.parametrize("form", ["tool=repeat-names", "tool=repeat-list", "shared=once", "shape=first", "schedule=after-tool"])
 def test_the_forms_of_repeated_calls_and_shaping_decode_from_their_own_tags(form: str) -> None:
     found = [i for i in _samples(6000, families=("sequential", "parallel", "shaping")) if form in i.axes]
     assert len(found) >= 5, form
@@ -192,6 +192,30 @@ def test_a_value_said_twice_fills_its_argument_once() -> None:
     text = '"A" get_stock_price symbol "A"'
     assert _decode(text, ["VAL>", "CALL", "ARG<", "VAL<"])["calls"][0]["args"] == {"symbol": "A"}
     assert "two values" in _decode('"B" get_stock_price symbol "A"', ["VAL>", "CALL", "ARG<", "VAL<"])
+
+
+def test_a_value_its_name_already_has_is_said_again_before_it_fills_another_name() -> None:
+    # "how much is 250 bucks? convert_currency amount 250, from "USD", to "EUR"": the first 250 (tagged for
+    # the name after it) fills amount; the second is amount's own value said again, so it does not move on
+    # to "from" and push every value after it one name along
+    text = '250 bucks convert_currency amount 250 , from "USD" , to "EUR"'
+    tags = ["VAL>", "O", "CALL", "ARG<", "VAL<", "O", "ARG<", "VAL<", "O", "ARG<", "VAL<"]
+    assert _decode(text, tags)["calls"][0]["args"] == {"amount": 250, "from": "USD", "to": "EUR"}
+    # another value there is no value said again: it takes the next name, and the values run out of names
+    tags = ["VAL>", "O", "CALL", "ARG<", "VAL<", "O", "ARG<", "VAL<"]
+    assert "two values" in _decode('250 bucks convert_currency amount 300 , from "USD"', tags)
+
+
+def test_situations_say_their_times_and_numbers_in_passing() -> None:
+    found = [i for i in _samples(4000) if "frame=situation" in i.axes or "aside=situation" in i.axes]
+    assert len(found) >= 20
+    numbers = 0
+    for inst in found:
+        tokens = lex(inst.text).tokens
+        said = {k for k, t in enumerate(tokens) if t.kind == "number" and inst.tags[k] == "O"}
+        numbers += bool(said)
+        assert decode(tokens, inst.tags, inst.schedule, inst.output, inst.catalog) == inst.plan.to_json(), inst.text
+    assert numbers >= len(found) // 3  # most situations say a number that is no value, limit or count
 
 
 def test_the_sentence_form_names_the_tool_after_its_arguments() -> None:
@@ -268,3 +292,22 @@ def test_a_reread_never_drops_a_value_or_changes_a_call() -> None:
     # the same with "to" as likely a plain word as a name: that reading is the plan
     assert reread(tokens, tags, "sequential", "default", CATALOG, _logits(tags, {2: ("VAL<", 0.1), 3: ("O", 0.2)})) == {
         "mode": "single", "calls": [{"tool": "convert_currency", "args": {"amount": 5}}], "output": {"kind": "last"}}
+
+
+def test_a_tool_named_again_after_its_call_is_reread_as_a_mention_of_it() -> None:
+    from reference.planner import reread
+
+    # "get_stock_price symbol "A", and convert_currency amount 5; I only need the get_stock_price result":
+    # read as a third call, get_stock_price lacks its required symbol; as a mention of the first call, the
+    # plan is the two calls, however sure the model was of the third
+    tokens = lex('get_stock_price symbol "A" and convert_currency amount 5 ; only the get_stock_price result').tokens
+    tags = ["CALL", "ARG<", "VAL<", "O", "CALL", "ARG<", "VAL<", "O", "O", "O", "CALL", "O"]
+    assert validate_plan(decode(tokens, tags, "parallel", "last", CATALOG), CATALOG) != []
+    plan = reread(tokens, tags, "parallel", "last", CATALOG, _logits(tags, {}))
+    assert plan == {"mode": "parallel", "calls": [{"tool": "get_stock_price", "args": {"symbol": "A"}},
+                                                 {"tool": "convert_currency", "args": {"amount": 5}}],
+                    "output": {"kind": "last"}}
+    # a tool named again with arguments of its own is a call: its values are never dropped
+    tokens = lex('get_stock_price symbol "A" and get_stock_price symbol').tokens
+    tags = ["CALL", "ARG<", "VAL<", "O", "CALL", "ARG<"]
+    assert reread(tokens, tags, "sequential", "default", CATALOG, _logits(tags, {})) is None

@@ -48,7 +48,7 @@ from strategies._internal.vocabulary import (
     ARG_ADJECTIVES, ARG_BACK_CONNECTORS, ASIDES, ARG_CONNECTORS, ARG_JOIN, COMMON_ARG_NAMES, DISTRACTOR_AFTER,
     DISTRACTOR_BEFORE, DOMAIN_TOOLS, FLAGS, MEASURE_BEFORE, MEASURE_JOIN, MORE_PREAMBLES, NEAR_MISS, NEAR_MISS_AFTER, NEAR_MISS_FRAMES, NEAR_MISS_NOUNS, NEUTRAL,
     PAREN_TOOL, PHRASE_WORDS, QUESTIONS, REASONS, REPEAT_AGAIN, REPEAT_COUNT, REPEAT_LIST_JOIN, REPEAT_NAMES_JOIN,
-    SENTENCE_TOOL, SHAPE_FIRST_END, SHARE_INTRO, SHARE_THREE, SHARE_TWO, TOOL_LEAD, TRAILING_LEAD,
+    SENTENCE_TOOL, SHAPE_FIRST_END, SHARE_INTRO, SITUATION_SLOTS, SITUATIONS, RESTATEMENTS, SHARE_THREE, SHARE_TWO, TOOL_LEAD, TRAILING_LEAD,
     TRAILING_TOOL, UNITS, UNSEEN, ARROWS, TOOL_PURPOSE, TOOL_WITH,
 )
 
@@ -63,11 +63,11 @@ AXES: dict[str, tuple[str, ...]] = {
     "tool": ("verb", "args-first", "trailing", "paren", "sentence", "lead", "cli", "call-syntax", "with-lead", "purpose",
              "repeat", "repeat-names", "repeat-list"),
     "shared": ("once",),
-    "schedule": ("none", "prefix", "suffix", "connect", "list", "plain", "arrow", "inline"),
+    "schedule": ("none", "prefix", "suffix", "connect", "list", "plain", "arrow", "inline", "after-tool"),
     "output": ("default", "first", "middle", "last"),
     "shape": ("first",),
-    "frame": ("plain", "polite", "question", "preamble", "near-miss", "distractor"),
-    "aside": ("reason", "inline"),
+    "frame": ("plain", "polite", "question", "preamble", "situation", "near-miss", "distractor"),
+    "aside": ("reason", "situation", "inline"),
     "noise": ("typo", "sprinkle"),
 }
 
@@ -289,6 +289,13 @@ def filler_words(ch: Chooser) -> list[str]:
     which the training-time augmentation scatters into renderings."""
     pool = UNSEEN if ch.chance(35) else NEUTRAL
     return [ch.choice(pool) for _ in range(ch.integer(1, 4))]
+
+
+def situation(ch: Chooser) -> str:
+    """A sentence about the asker's situation, with its times and numbers ("my friends are coming at 8"):
+    one of ``SITUATIONS`` with its slots filled, its first letter capital or not."""
+    slots = {k: ch.choice(v) for k, v in SITUATION_SLOTS.items()}
+    return _capital(ch.choice(SITUATIONS).format(n=ch.integer(1, 12), **slots), ch)
 
 
 def _check_unambiguous(tokens: Sequence[Any], tags: Sequence[str], catalog: Catalog) -> None:
@@ -519,22 +526,30 @@ def _render_call(p: _Pieces, ch: Chooser, call: Call, *, first: bool, args_first
         _render_args(p, ch, call.args, "<")
 
 
-def _render_repeat(p: _Pieces, ch: Chooser, calls: Sequence[Call], *, first: bool, parallel: bool) -> None:
+def _render_repeat(p: _Pieces, ch: Chooser, calls: Sequence[Call], *, first: bool, parallel: bool,
+                   schedule_words: str = "") -> None:
     """Calls of one tool named once: "run X twice, once with a "1" and once with a "2"", "X with a "1",
     and again with a "2"" (every call after the first starts with an ``AGAIN`` word), or told apart by
     their arguments alone: "X for a "1" and a "2"" (each call after the first starts with an argument the
-    call before it has) or "X for a "1", "2" and "3"" (one argument, a list of values)."""
-    verb = ch.choice(_VERBS[:12])
-    p.phrase(_capital(verb, ch) if first else verb)
-    p.word(calls[0].tool, "CALL")
+    call before it has) or "X for a "1", "2" and "3"" (one argument, a list of values). How many times may be
+    said after the tool ("X twice for …"), and so may ``schedule_words`` ("X twice in parallel: …", "X
+    concurrently for …")."""
     names = [[a for a, _ in c.args] for c in calls]
     values = {_value_text(c.args[0][1]) for c in calls if c.args}
     listed = all(len(n) == 1 for n in names) and len({n[0] for n in names}) == 1 and len(values) == len(calls)
     # (a call the same as the one before it would read as its arguments said twice)
     said = [sorted((a, _value_text(v)) for a, v in c.args) for c in calls]
     by_names = all(any(a in names[k] for a in n) and said[k + 1] != said[k] for k, n in enumerate(names[1:]))
-    if listed and ch.chance(40):
-        p.axis("tool", "repeat-list")
+    form = "repeat-list" if listed and ch.chance(40) else "repeat-names" if by_names and ch.chance(45) else "repeat"
+    count = ch.choice(REPEAT_COUNT[len(calls)]) if len(calls) in REPEAT_COUNT and ch.chance(50) else ""
+    verb = ch.choice(_VERBS[:12])
+    p.phrase(_capital(verb, ch) if first else verb)
+    p.word(calls[0].tool, "CALL")
+    if count and (form != "repeat" or schedule_words):  # "X twice in parallel", "X three times for …"
+        p.phrase(count)
+    p.phrase(schedule_words)
+    p.axis("tool", form)
+    if form == "repeat-list":
         p.phrase(ch.choice(("for", "with", "", ":", "on")))
         name = names[0][0]
         joins = [j for j in REPEAT_LIST_JOIN if not (parallel and "then" in j)]
@@ -545,8 +560,7 @@ def _render_repeat(p: _Pieces, ch: Chooser, calls: Sequence[Call], *, first: boo
                 p.phrase(ch.choice(joins) if k < len(calls) - 1 or len(calls) == 2 else ch.choice(("and", ", and", "&")))
             p.word(_value_text(call.args[0][1]), "VAL<")
         return
-    if by_names and ch.chance(45):
-        p.axis("tool", "repeat-names")
+    if form == "repeat-names":
         p.phrase(ch.choice(_ARG_INTRO[:4]))
         joins = [j for j in REPEAT_NAMES_JOIN if not (parallel and "then" in j)]
         for k, call in enumerate(calls):
@@ -558,9 +572,9 @@ def _render_repeat(p: _Pieces, ch: Chooser, calls: Sequence[Call], *, first: boo
                 args.insert(0, args.pop(j))
             _render_args(p, ch, args, "<", back=True)
         return
-    p.axis("tool", "repeat")
-    if len(calls) in REPEAT_COUNT and ch.chance(50):
-        p.phrase(ch.choice(REPEAT_COUNT[len(calls)]))
+    if count:  # "X twice, once with … and once with …"
+        if not schedule_words:
+            p.phrase(count)
         p.phrase(ch.choice((",", ":", "", "--")))
         for k, call in enumerate(calls):
             if k:
@@ -647,10 +661,13 @@ def _render_shaping(p: _Pieces, ch: Chooser, output: Output, *, lead: bool = Fal
         p.phrase(ch.choice(SHAPE_FIRST_END))
 
 
-def _frame(p: _Pieces, ch: Chooser) -> tuple[str, str]:
-    """What is said before the request; the frame and the closing words it calls for."""
-    frame = ch.choice(("plain", "plain", "plain", "plain", "polite", "polite", "question", "preamble", "near-miss",
-                       "distractor"))
+def _frame(p: _Pieces, ch: Chooser, plan: Plan) -> tuple[str, str]:
+    """What is said before the request; the frame and the closing words it calls for. A situation or a
+    distractor may say one of the plan's own values in passing ("I need 1250.75 pounds in dollars:",
+    "About "B-5531":"), before it is said with its name."""
+    own = [v for c in plan.calls for _, v in c.args]
+    frame = ch.choice(("plain", "plain", "plain", "plain", "polite", "polite", "question", "preamble", "situation",
+                       "near-miss", "distractor"))
     p.axis("frame", frame)
     if frame == "polite":
         p.phrase(ch.choice(_POLITE[3:]), filler=True)
@@ -670,6 +687,19 @@ def _frame(p: _Pieces, ch: Chooser) -> tuple[str, str]:
             p.phrase(ch.choice((".", ":", "--", ";")))
         p.phrase(ch.choice(_POLITE), filler=True)
         return frame, ch.choice(_CLOSE)
+    if frame == "situation":  # "My friends are coming at 8, so" / "The huddle starts at 3."
+        numbers = [v for v in own if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if numbers and ch.chance(35):
+            said = _capital(ch.choice(RESTATEMENTS), ch).split("{v}")
+            p.phrase(said[0].strip(), filler=True)
+            p.word(_value_text(ch.choice(numbers)))
+            after = said[1].format(u=ch.choice(UNITS)).strip()
+            p.word(after[0], glue=True) if after[0] in ":?.," else None
+            p.phrase(after[1:].strip() if after[0] in ":?.," else after)
+        else:
+            p.phrase(situation(ch), filler=True)
+        p.phrase(ch.choice(_POLITE), filler=True)
+        return frame, ch.choice(_CLOSE)
     if frame == "near-miss":  # said before the request, or after it
         said = ch.choice(NEAR_MISS) if ch.chance(50) else ch.choice(NEAR_MISS_FRAMES).format(w=ch.choice(NEAR_MISS_NOUNS))
         if ch.chance(60):
@@ -679,7 +709,8 @@ def _frame(p: _Pieces, ch: Chooser) -> tuple[str, str]:
         return frame, (ch.choice(("", ".", "!", ", thanks.")) + " " + after).strip()
     if frame == "distractor":
         p.phrase(ch.choice(DISTRACTOR_BEFORE), filler=True)
-        p.word(jsonio.dumps(ch.string()))
+        strings = [v for v in own if isinstance(v, str)]
+        p.word(jsonio.dumps(ch.choice(strings) if strings and ch.chance(30) else ch.string()))
         p.phrase(ch.choice(DISTRACTOR_AFTER))
         return frame, ch.choice(_CLOSE)
     return frame, ch.choice(_CLOSE[:6])
@@ -690,17 +721,17 @@ def render(ch: Chooser, catalog: Catalog, plan: Plan, *, explicit_output: int = 
     axes; ``None`` when the rendering came out ambiguous (see the module docstring)."""
     p = _Pieces()
     n = len(plan.calls)
-    frame, close = _frame(p, ch)
-    framed = frame in ("polite", "question") or (frame == "preamble")
+    frame, close = _frame(p, ch, plan)
+    framed = frame in ("polite", "question", "preamble", "situation")
     schedule = "parallel" if plan.mode == "parallel" else "sequential"
     same = n > 1 and len({c.tool for c in plan.calls}) == 1 and all(c.args for c in plan.calls)
     repeat = same and ch.chance(40)
     marker = "none" if n == 1 else "plain"
     if plan.mode == "parallel":
-        marker = (ch.choice(("prefix", "suffix", "suffix", "inline")) if repeat
+        marker = (ch.choice(("prefix", "suffix", "suffix", "inline", "after-tool")) if repeat
                   else ch.choice(("prefix", "suffix", "suffix", "connect", "inline")))
     elif plan.mode == "sequential":
-        marker = (ch.choice(("none", "prefix", "suffix", "inline")) if repeat
+        marker = (ch.choice(("none", "prefix", "suffix", "inline", "after-tool")) if repeat
                   else ch.choice(("plain", "plain", "connect", "connect", "connect", "prefix", "suffix", "list", "arrow",
                                   "inline")))
     if marker == "prefix" and frame == "question":  # "Can you In parallel, ..." is no sentence
@@ -730,8 +761,11 @@ def render(ch: Chooser, catalog: Catalog, plan: Plan, *, explicit_output: int = 
         said = ch.choice(_PAR_INLINE if plan.mode == "parallel" else _SEQ_INLINE)
         p.phrase(_capital(said, ch) if not framed and where != "first" and not shape_first else said)
     if repeat:
+        after_tool = ""  # "run X twice in parallel: …", "Ask X concurrently for …"
+        if marker == "after-tool":
+            after_tool = ch.choice(_PAR_INLINE if plan.mode == "parallel" else _SEQ_INLINE)
         _render_repeat(p, ch, calls, first=not framed and marker not in ("prefix", "inline") and where != "first",
-                       parallel=plan.mode == "parallel")
+                       parallel=plan.mode == "parallel", schedule_words=after_tool)
     for k, call in enumerate(() if repeat else calls):
         connector = ""
         if k:
@@ -779,6 +813,11 @@ def render(ch: Chooser, catalog: Catalog, plan: Plan, *, explicit_output: int = 
             p.phrase(".")
         p.phrase(ch.choice(REASONS), filler=True)
         p.axis("aside", "reason")
+    elif ch.chance(8):  # or the asker's situation ("— need it for the karaoke thing tonight")
+        if not close or close[-1] not in ".!?":
+            p.phrase(ch.choice((".", "\u2014", "--", ",", ".", "!")))
+        p.phrase(situation(ch), filler=True)
+        p.axis("aside", "situation")
     if ch.chance(12) and p.typo(ch):
         p.axis("noise", "typo")
     if getattr(ch, "augment", False) and ch.chance(40):

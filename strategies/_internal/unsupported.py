@@ -11,7 +11,7 @@ from reference.lexer import MAX_TOKENS, lex
 from reference.plan import Call, Output, Plan
 from strategies._internal.choosers import Chooser
 from strategies._internal.rendering import (
-    Instruction, _call, _capital, _Pieces, _render_call, _unique_names, filler_words, render, usable_name,
+    Instruction, _call, _capital, _Pieces, _render_call, _unique_names, filler_words, render, situation, usable_name,
 )
 from strategies._internal.vocabulary import (
     _CLOSE, _CODE, _CONDITION, _DEPENDENCY, _FILTER, _LOOP, _MIXED, _NAME_NOUNS, _POLITE, _RETRY, _UNKNOWN_NAMES,
@@ -75,6 +75,7 @@ def unsupported(ch: Chooser, catalog: Catalog, family: str) -> Instruction | Non
         "a": calls[0].tool,
         "b": calls[1].tool,
         "p": _some_property(ch, catalog),
+        "n": str(ch.integer(4, 20)),  # a number in the prose ("over and over like 10 times"): never a count of calls
     }
     prose = PROSE_UNSUPPORTED.get(family, ())
     style = "prose" if prose and ch.chance(50) else "terse"
@@ -83,10 +84,14 @@ def unsupported(ch: Chooser, catalog: Catalog, family: str) -> Instruction | Non
     text = _capital(ch.choice(_POLITE) + " " + text if ch.chance(30) else text, ch).strip()
     if ch.chance(15):  # said as people say it: why, before the request
         text = ch.choice(MORE_PREAMBLES) + " " + text
+    elif ch.chance(8):  # or the asker's situation, as supported requests have it
+        text = situation(ch) + " " + text
     close = ch.choice(_CLOSE)
     text += " " + close if close and close[0] not in ",.!" else close
     if ch.chance(12):  # and after it
         text += ("" if text[-1] in ".!?" else ".") + " " + ch.choice(REASONS)
+    elif ch.chance(8):
+        text += ("" if text[-1] in ".!?" else ".") + " " + situation(ch)
     if getattr(ch, "augment", False) and ch.chance(40):
         text = _sprinkled(ch, text)
     inst = _rejected(text, catalog, family)

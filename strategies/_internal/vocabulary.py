@@ -78,7 +78,7 @@ _LEAD_VERBS = ("Show me", "Give me", "Turn off", "Turn on", "Set up", "I want to
 _POLITE = ("", "", "", "Please", "Could you", "Can you please", "I need you to", "Kindly", "Hey,", "I'd like you to",
            "Hi!", "Quick one:", "Go ahead and", "I want you to", "Would you", "Okay,", "Task:", "Hello, please",
            "Let's", "Time to", "We need to", "Can you", "If you don't mind,", "If it's not too much trouble,",
-           "When you get a chance,")
+           "When you get a chance,", "Request:", "Ask:", "TODO:", "Action:", "Need:")
 _CLOSE = ("", "", "", ".", "please.", "thanks!", ", thank you.", "!", ". Thanks", "?", ", cheers.", ". Much appreciated.",
           ", ok?", ". Thank you!")
 _ALL = (
@@ -177,7 +177,9 @@ def _phrase_words() -> frozenset[str]:
         NEAR_MISS_FRAMES,
         [w for forms in REPEAT_COUNT.values() for w in forms], [w for pair in REPEAT_AGAIN for w in pair], ("once",),
         [w for pair in QUESTIONS for w in pair], NEAR_MISS, DISTRACTOR_BEFORE, MORE_PREAMBLES, TRAILING_LEAD, ARROWS, TOOL_PURPOSE, TOOL_WITH,
-        [t for forms in PROSE_UNSUPPORTED.values() for t in forms],
+        [t for forms in PROSE_UNSUPPORTED.values() for t in forms], [t.format(n=1, **{k: "" for k in SITUATION_SLOTS}) for t in SITUATIONS],
+        [t.format(v=1, u="") for t in RESTATEMENTS],
+        [w for words in SITUATION_SLOTS.values() for w in words],
     ]
     words = set()
     for pool in pools:
@@ -441,6 +443,46 @@ REASONS = (
     "// for the audit", "# urgent", "// thx", "-- thx", "(thx)", "// asap", "# prod", "// need it for standup",
     "# per the runbook", "(for the on-call doc)",
 )
+#: a sentence about the asker's situation, said before or after the request, built from the slot tables of
+#: ``SITUATION_SLOTS`` (``{n}`` a small number): times, places and numbers said in passing ("my friends are
+#: coming at 8", "press 7 is running hot again", "we are 2 hungry people"), which are never a limit, a
+#: value or a reason to refuse
+SITUATIONS = (
+    "{who} {come} {when}.", "need it before the {event} {when}.", "it's for the {event} {when}.",
+    "{machine} {n} is {state} again.", "{machine} {n} is {state}.", "we are {n} {people} and {mood}.",
+    "every {period} it's the same thing.", "I have the {event} in {n} minutes.", "the {event} starts at {n}.",
+    "{who} {keeps} asking about it.", "I'm trying to figure out {puzzle}.", "table {n} is waiting on this.",
+    "we got {n} complaints about it this week.", "it's for the {n} o'clock {event}.", "back at my desk at {n}.",
+    "I forgot it again, sorry.", "nothing else needed.", "just that, nothing else.", "{who} {come} {when}, so",
+    "the {event} got moved to {when}.", "on my third coffee already.", "I'm at gate {n} right now.",
+    "this is the second time this week.", "{who} {come} {when} and I'm not ready.",
+    "is {machine} {n} {state} again?", "why is {machine} {n} {state}?", "is the {event} still {when}?",
+    "what was it again?", "can we make the {event} {when}?", "remember {machine} {n}?",
+)
+#: the request said first in the asker's words, with one of its numbers ("I need 1250.75 pounds in dollars:")
+RESTATEMENTS = (
+    "I need {v} {u} for this:", "How much is {v} {u}?", "Quick check on the {v} {u}:", "About the {v} {u}:",
+    "It's {v} {u} this time.", "We're talking {v} {u} here.", "The number is {v} {u}, so", "So, {v} {u}.",
+)
+SITUATION_SLOTS: dict[str, tuple[str, ...]] = {
+    "who": ("my friends", "the client", "my boss", "the kids", "my mom", "the courier", "our visitors",
+            "the auditor", "my sister", "the night shift", "the vendor", "my landlord"),
+    "come": ("are coming", "will be here", "is calling", "lands", "shows up", "arrives", "comes by",
+             "is dropping in", "gets in"),
+    "when": ("at 8", "at 3", "in 5", "at 2pm", "tonight", "at 9:30", "around 6", "this afternoon",
+             "in 10 minutes", "by noon", "tomorrow at 7", "on Friday", "at 11", "in 20 min"),
+    "event": ("huddle", "standup", "meeting", "karaoke thing", "call", "review", "game", "dinner", "shift change",
+              "demo", "handover", "trip", "retro", "board call", "school run"),
+    "machine": ("press", "bay", "truck", "gate", "ward", "rack", "oven", "printer", "pump", "van", "kiln"),
+    "state": ("running hot", "down", "acting up", "late", "jammed", "offline", "noisy", "beeping"),
+    "people": ("hungry people", "people", "of us", "friends", "folks in line"),
+    "mood": ("can't agree", "in a hurry", "waiting", "getting impatient", "starving"),
+    "period": ("night", "morning", "week", "Monday", "quarter"),
+    "keeps": ("keeps", "kept", "won't stop", "is"),
+    "puzzle": ("a dinner bill", "my budget", "the schedule", "what went wrong", "the numbers", "my week"),
+}
+
+
 #: an aside inside a call, between its tool and its arguments ("call get_weather (it's for my trip) with ...")
 ASIDES = ("(it's for my trip)", "-- the usual one --", "(the new one)", ", as discussed,", "(see the ticket)",
           "-- you know the one --", "(the one we set up last week)", ", please,", "(prod, not staging)",
@@ -471,6 +513,13 @@ PROSE_UNSUPPORTED = {
         "{A} but leave out the closed ones", "{A}, except the ones without a {p}", "{A}, only those where {p} is set",
         "{A} and skip any duplicates", "{A}; I only care about the ones that failed", "{A}, then tally them up",
         "{A} and compare the two {p} values", "{A}, whichever is cheaper", "{A} and pick the best one for me",
+        "{A}, only the ones over {n}", "{A} and throw out anything that costs more than {n}",
+        "{A}, just the ones above {n}", "{A}, keep the ones under {n}", "{A}, ignore anything below {n}",
+    ),
+    "mixed": (
+        "{A} and {B} at the same time, and once both are done {C}", "{A} and {B} in parallel, then {C}",
+        "do {A} and {B} together; when they finish, {C}", "first {A}, then {B} and {C} at the same time",
+        "{A} and {B} concurrently, and after both come back, {C}", "{A}, then {B} and {C} side by side",
     ),
     "condition": (
         "{A}, and if that comes back empty, {B}", "{A}. If it's over budget, {B}", "{A}; should it fail, {B}",
@@ -484,6 +533,9 @@ PROSE_UNSUPPORTED = {
         "{A}. If the {p} looks wrong, {B}", "{A}, and only if it is above zero, {B}", "Depending on what {a} says, {B}",
         "{A}; whenever it comes back empty, {B}", "{A}, but if it's already done, skip it and {B}",
         "{A}. Assuming nothing is found, {B}", "{A}; if yes, {B}, if no, leave it",
+        "{A}. Should the {p} slip past {n}, {B}", "{A}; if the {p} goes over {n}, {B}",
+        "{A}, and if more than {n} come back, {B}", "{A}. If the {p} is under {n}, {B}",
+        "{A}; once the {p} hits {n}, {B}",
     ),
     "loop": (
         "{A} for all users in the list", "{A} once per customer", "{A} for every region we have",
@@ -492,6 +544,8 @@ PROSE_UNSUPPORTED = {
         "{A} and keep going until there are no more pages",
         "{A} for every one of our stores", "{A} separately for each account", "{A} for all of them, one by one",
         "{A} for each day of last month", "run {A} across every environment",
+        "{A}, over and over like {n} times", "{A} {n} times in a row", "{A} every {n} minutes",
+        "{A}, and repeat that {n} times", "{A} once an hour for the next {n} hours", "keep doing {A} {n} more times",
     ),
     "retry": (
         "{A}, and if it times out try it again", "{A}; keep at it until it works", "{A} and retry on failure",
