@@ -81,9 +81,17 @@ def test_the_case_set_exercises_every_planner_clause(cases: list[PlanCase]) -> N
 
 
 def test_the_reference_planner_passes_every_planner_clause(cases: list[PlanCase]) -> None:
+    import time
+
+    from conformance.certify import settle
     from reference.cli import plan_line
 
     run = _run(plan_line, cases)
+    # as certify does: a scored rate this set leaves undecided (its 95% interval holds the threshold) is
+    # judged on more cases of its kind, drawn independently (a planner at 0.997 misses 0.995 on some
+    # fixed sets of a few hundred cases)
+    judge = PlannerJudge(PythonAdapter.of(plan_line, "reference"), None, role="planner")  # type: ignore[arg-type]
+    settle(run, judge.evaluate, profile=PROFILES["quick"], seed_value=0, deadline=time.monotonic() + 600)
     for cid in role_clauses("planner"):
         if cid.startswith("CLI-"):
             continue
