@@ -48,8 +48,8 @@ from strategies._internal.vocabulary import (
     ARG_ADJECTIVES, ARG_BACK_CONNECTORS, ASIDES, ARG_CONNECTORS, ARG_JOIN, COMMON_ARG_NAMES, DISTRACTOR_AFTER,
     DISTRACTOR_BEFORE, DOMAIN_TOOLS, FLAGS, MEASURE_BEFORE, MEASURE_JOIN, MORE_PREAMBLES, NEAR_MISS, NEAR_MISS_AFTER, NEAR_MISS_FRAMES, NEAR_MISS_NOUNS, NEUTRAL,
     PAREN_TOOL, PHRASE_WORDS, QUESTIONS, REASONS, REPEAT_AGAIN, REPEAT_COUNT, REPEAT_LIST_JOIN, REPEAT_NAMES_JOIN,
-    SENTENCE_TOOL, SHAPE_FIRST_END, SHARE_INTRO, SITUATION_SLOTS, SITUATIONS, RESTATEMENTS, SHARE_THREE, SHARE_TWO, TOOL_LEAD, TRAILING_LEAD,
-    TRAILING_TOOL, UNITS, UNSEEN, ARROWS, TOOL_PURPOSE, TOOL_WITH,
+    RESTATEMENTS, SENTENCE_TOOL, SHAPE_FIRST_END, SHARE_INTRO, SHARE_THREE, SHARE_TWO, SITUATION_SLOTS, SITUATIONS,
+    TOOL_LEAD, TRAILING_LEAD, TRAILING_TOOL, UNITS, UNSEEN, ARROWS, TOOL_PURPOSE, TOOL_WITH,
 )
 
 TAGS = ("O", "CALL", "ARG<", "ARG>", "VAL<", "VAL>", "FIELD", "LIMIT", "AGAIN", "SHARE")
@@ -693,9 +693,7 @@ def _frame(p: _Pieces, ch: Chooser, plan: Plan) -> tuple[str, str]:
             said = _capital(ch.choice(RESTATEMENTS), ch).split("{v}")
             p.phrase(said[0].strip(), filler=True)
             p.word(_value_text(ch.choice(numbers)))
-            after = said[1].format(u=ch.choice(UNITS)).strip()
-            p.word(after[0], glue=True) if after[0] in ":?.," else None
-            p.phrase(after[1:].strip() if after[0] in ":?.," else after)
+            p.phrase(said[1].format(u=ch.choice(UNITS)).strip())  # a unit after the number, then the rest
         else:
             p.phrase(situation(ch), filler=True)
         p.phrase(ch.choice(_POLITE), filler=True)

@@ -177,8 +177,8 @@ def _phrase_words() -> frozenset[str]:
         NEAR_MISS_FRAMES,
         [w for forms in REPEAT_COUNT.values() for w in forms], [w for pair in REPEAT_AGAIN for w in pair], ("once",),
         [w for pair in QUESTIONS for w in pair], NEAR_MISS, DISTRACTOR_BEFORE, MORE_PREAMBLES, TRAILING_LEAD, ARROWS, TOOL_PURPOSE, TOOL_WITH,
-        [t for forms in PROSE_UNSUPPORTED.values() for t in forms], [t.format(n=1, **{k: "" for k in SITUATION_SLOTS}) for t in SITUATIONS],
-        [t.format(v=1, u="") for t in RESTATEMENTS],
+        [t for forms in PROSE_UNSUPPORTED.values() for t in forms],
+        [t.format(n=1, **{k: "" for k in SITUATION_SLOTS}) for t in SITUATIONS], [t.format(v=1, u="") for t in RESTATEMENTS],
         [w for words in SITUATION_SLOTS.values() for w in words],
     ]
     words = set()
