@@ -174,7 +174,7 @@ def settle(run: Run, evaluate: Callable[[list[Any]], list[CaseResult]], *, profi
         if time.monotonic() > deadline:
             run.settle_stopped = "the run's time budget ran out"
             return
-        kinds = sorted({m.draws for m in wanted if m.draws})
+        kinds = sorted({m.draws for m in wanted})
         for result in evaluate(sample_kinds(rng, kinds, profile.chunk)):
             run.record(result)
 

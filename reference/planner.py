@@ -368,23 +368,28 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
         before = next((j for j in range(i - 1, -1, -1) if j in owner), None)
         after = next((j for j in range(i + 1, len(tags)) if j in owner), None)
         sides = [before, after] if tags[i] == "VAL<" else [after, before]
+        value = _plain(tok.value)
+
+        def holds(j: int | None) -> bool:  # the name at j has this value already
+            return j is not None and j in filled and json_equal(filled[j], value)
+
         if (tags[i] == "VAL<" and before in filled and owner[before] == last and len(calls) < 3
-                and not json_equal(filled[before], _plain(tok.value)) and _listed(tokens, before, i)):
+                and not holds(before) and _listed(tokens, before, i)):
             # a list of values after the last call's name ("X for id "1", "2" and "3"): one call each
             calls.append({"tool": calls[owner[before]]["tool"], "args": {}})
-            listed.append((len(calls) - 1, tokens[before].text, _plain(tok.value)))
+            listed.append((len(calls) - 1, tokens[before].text, value))
             continue
-        if sides[0] is not None and sides[0] in filled and json_equal(filled[sides[0]], _plain(tok.value)):
+        if holds(sides[0]):
             continue  # the value its name already has, said again ("250 bucks … amount 250, from …")
         target = next((j for j in sides if j is not None and j not in filled), None)
         if target is None:
             if all(j is None for j in sides):
                 return f"the value {shown(tok.text)} belongs to no argument"
-            nearest = next(j for j in sides if j is not None)
-            if any(j is not None and json_equal(filled[j], _plain(tok.value)) for j in sides):
+            if holds(sides[1]):
                 continue  # the same value said twice ("invoice "INV-7" ... (invoice_id "INV-7")")
+            nearest = next(j for j in sides if j is not None)
             return f"argument {shown(tokens[nearest].text)!r} is given two values"
-        filled[target] = _plain(tok.value)
+        filled[target] = value
     # an argument name with no value is a word that only looks like one ("send it to the team", with an
     # argument named "to"): left out, so that a required argument it leaves missing is refused below
     for i, c in owner.items():

@@ -545,8 +545,7 @@ def _render_repeat(p: _Pieces, ch: Chooser, calls: Sequence[Call], *, first: boo
     verb = ch.choice(_VERBS[:12])
     p.phrase(_capital(verb, ch) if first else verb)
     p.word(calls[0].tool, "CALL")
-    if count and (form != "repeat" or schedule_words):  # "X twice in parallel", "X three times for …"
-        p.phrase(count)
+    p.phrase(count)  # "X twice, once with …", "X twice in parallel: …", "X three times for …"
     p.phrase(schedule_words)
     p.axis("tool", form)
     if form == "repeat-list":
@@ -573,8 +572,6 @@ def _render_repeat(p: _Pieces, ch: Chooser, calls: Sequence[Call], *, first: boo
             _render_args(p, ch, args, "<", back=True)
         return
     if count:  # "X twice, once with … and once with …"
-        if not schedule_words:
-            p.phrase(count)
         p.phrase(ch.choice((",", ":", "", "--")))
         for k, call in enumerate(calls):
             if k:
