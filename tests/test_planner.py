@@ -221,6 +221,32 @@ def test_a_request_is_refused_as_unsupported_only_when_the_network_is_sure(netwo
         assert answer["plan"] == {"mode": "single", "calls": [{"tool": "t", "args": {}}], "output": {"kind": "last"}}
 
 
+@pytest.mark.parametrize(("calls", "logits", "kind"), [
+    (1, (planner_module.OUTPUT_MARGIN + 0.5, 0.0, 0.0), "all"),  # sure of "all": an array of one record
+    (1, (planner_module.OUTPUT_MARGIN - 0.5, 0.0, 0.0), "last"),  # not sure: the default for one call
+    (1, (1.0, 3.0, 0.0), "last"),
+    (2, (planner_module.OUTPUT_MARGIN - 0.5, 0.0, 0.0), "all"),  # the default for several calls is "all" anyway
+    (2, (0.0, 3.0, 1.0), "last"),
+    (2, (1.0, 0.0, 3.0), "all"),
+])
+def test_the_output_kind_all_is_taken_for_one_call_only_when_the_network_is_sure(
+        network: M.TinyCodemode, calls: int, logits: tuple[float, float, float], kind: str) -> None:
+    planner = Planner(network)
+
+    def forward(ids: torch.Tensor, feats: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        b, n = ids.shape
+        tags = torch.full((b, n, len(M.TAGS)), -5.0)
+        tags[:, :, M.TAGS.index("O")] = 5.0
+        for k in range(calls):
+            tags[:, 1 + 2 * k, M.TAGS.index("CALL")] = 9.0
+        return tags, torch.tensor([[0.0, 1.0, 0.0]]).repeat(b, 1), torch.tensor([logits]).repeat(b, 1)
+
+    planner.forward = forward
+    tools = [{"name": "t", "arguments": {}, "required": [], "returns": {"kind": "text"}}]
+    answer = planner.respond("call t and t" if calls == 2 else "call t", tools)
+    assert answer["plan"]["output"] == {"kind": kind}
+
+
 def test_a_model_trained_from_the_grammar_keeps_its_lexicon_through_save_and_load(tmp_path: object) -> None:
     """``codemode train`` end to end on a few examples: the lexicon is made from the training texts (never
     the stand-ins for unseen words), saved with the weights, and the loaded network reads words as the
