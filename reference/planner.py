@@ -181,11 +181,9 @@ class Planner:
         # reject only when the network is sure of it by REJECT_MARGIN (in logits) over both schedules (three
         # numbers a row: compared in Python, cheaper than more tensor operations for a batch of one)
         schedules = [0 if r - max(s, p) > REJECT_MARGIN else 1 if s >= p else 2 for r, s, p in schedule_logits.tolist()]
-        # "all" only when the network is sure of it by OUTPUT_MARGIN over both other kinds; otherwise the
-        # default, which is "all" for several calls too, and "last" for one
-        outputs = []
-        for a, l, d in output_logits.tolist():
-            outputs.append(0 if a - max(l, d) > OUTPUT_MARGIN else 2 if a >= max(l, d) or d >= l else 1)
+        # "all" only when the network is sure of it by OUTPUT_MARGIN over both other kinds; an unsure "all" is
+        # the default ("all" for several calls too, "last" for one); "last" when it beats both others
+        outputs = [0 if a - max(l, d) > OUTPUT_MARGIN else 1 if l > max(a, d) else 2 for a, l, d in output_logits.tolist()]
         answers = []
         for r, (_, tokens, catalog) in enumerate(chunk):
             answers.append(

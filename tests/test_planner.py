@@ -199,23 +199,32 @@ def test_the_lexicon_holds_what_enough_training_instructions_say_and_never_the_s
     assert data[-1].stems == [M.UNKNOWN, ix["~sort"], M.UNKNOWN]
 
 
-@pytest.mark.parametrize(("margin", "refused"), [(0.5, False), (planner_module.REJECT_MARGIN + 0.5, True)])
-def test_a_request_is_refused_as_unsupported_only_when_the_network_is_sure(network: M.TinyCodemode, margin: float, refused: bool) -> None:
-    """"Reject" must beat both schedules by ``REJECT_MARGIN`` logits; short of that the request is planned
-    (and decoding and validation still refuse what makes no valid plan)."""
+_TOOL_T = [{"name": "t", "arguments": {}, "required": [], "returns": {"kind": "text"}}]
+
+
+def _sure_of(network: M.TinyCodemode, calls: int, schedule: tuple[float, ...], output: tuple[float, ...]) -> Planner:
+    """A planner whose network tags tokens 1, 3, … (``calls`` of them) as calls and everything else as
+    ``O``, with the given schedule and output logits: what the planner makes of how sure the network is."""
     planner = Planner(network)
 
     def forward(ids: torch.Tensor, feats: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, ...]:
         b, n = ids.shape
         tags = torch.full((b, n, len(M.TAGS)), -5.0)
         tags[:, :, M.TAGS.index("O")] = 5.0
-        tags[:, 1, M.TAGS.index("CALL")] = 9.0
-        schedule = torch.tensor([[margin + 1.0, 1.0, 0.0]]).repeat(b, 1)
-        return tags, schedule, torch.tensor([[0.0, 0.0, 1.0]]).repeat(b, 1)
+        for k in range(calls):
+            tags[:, 1 + 2 * k, M.TAGS.index("CALL")] = 9.0
+        return tags, torch.tensor([schedule]).repeat(b, 1), torch.tensor([output]).repeat(b, 1)
 
     planner.forward = forward
-    tools = [{"name": "t", "arguments": {}, "required": [], "returns": {"kind": "text"}}]
-    answer = planner.respond("call t", tools)
+    return planner
+
+
+@pytest.mark.parametrize(("margin", "refused"), [(0.5, False), (planner_module.REJECT_MARGIN + 0.5, True)])
+def test_a_request_is_refused_as_unsupported_only_when_the_network_is_sure(network: M.TinyCodemode, margin: float, refused: bool) -> None:
+    """"Reject" must beat both schedules by ``REJECT_MARGIN`` logits; short of that the request is planned
+    (and decoding and validation still refuse what makes no valid plan)."""
+    planner = _sure_of(network, 1, (margin + 1.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+    answer = planner.respond("call t", _TOOL_T)
     assert ("diagnostic" in answer) == refused
     if not refused:
         assert answer["plan"] == {"mode": "single", "calls": [{"tool": "t", "args": {}}], "output": {"kind": "last"}}
@@ -231,19 +240,8 @@ def test_a_request_is_refused_as_unsupported_only_when_the_network_is_sure(netwo
 ])
 def test_the_output_kind_all_is_taken_for_one_call_only_when_the_network_is_sure(
         network: M.TinyCodemode, calls: int, logits: tuple[float, float, float], kind: str) -> None:
-    planner = Planner(network)
-
-    def forward(ids: torch.Tensor, feats: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        b, n = ids.shape
-        tags = torch.full((b, n, len(M.TAGS)), -5.0)
-        tags[:, :, M.TAGS.index("O")] = 5.0
-        for k in range(calls):
-            tags[:, 1 + 2 * k, M.TAGS.index("CALL")] = 9.0
-        return tags, torch.tensor([[0.0, 1.0, 0.0]]).repeat(b, 1), torch.tensor([logits]).repeat(b, 1)
-
-    planner.forward = forward
-    tools = [{"name": "t", "arguments": {}, "required": [], "returns": {"kind": "text"}}]
-    answer = planner.respond("call t and t" if calls == 2 else "call t", tools)
+    planner = _sure_of(network, calls, (0.0, 1.0, 0.0), logits)
+    answer = planner.respond("call t and t" if calls == 2 else "call t", _TOOL_T)
     assert answer["plan"]["output"] == {"kind": kind}
 
 
