@@ -313,7 +313,10 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
     before (``VAL<``) or after (``VAL>``) it; a value whose nearest names are filled already is that value
     said twice when one of them has that same value, and otherwise, listed after the last call's name and
     outside brackets, another call of that tool with that argument ("X for id "1", "2" and "3"). A
-    ``SHARE`` word gives the argument before it to every call of that tool ("year 2025 for all three").
+    ``SHARE`` word gives the argument before it to every call of that tool ("year 2025 for all three"), and
+    calls of one tool named once (told apart by an argument named again, or by a list of values), when one
+    of them lacks a required argument another was given, share every argument only some of them are
+    given, with one value ("X for date "D": clinic "A" and clinic "B"").
     Fields are the ``FIELD`` tokens in order; the limit is the ``LIMIT`` number. One call is ``single``;
     2-3 calls take the schedule; an unnamed output kind is ``last`` for one call and ``all`` for more.
     """
@@ -328,16 +331,18 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
         if tag != "O":
             at[tag].append(i)
     calls: list[dict[str, Any]] = []
+    named: dict[int, int] = {}  # id of a call -> id of the call whose tool name it goes by (its own, if said)
     call_at = sorted(at["CALL"] + at["AGAIN"])
     for i in call_at:
         if tags[i] == "AGAIN":  # "once more", "again": the tool of the call before, called again
             if not calls:
                 return f"{shown(tokens[i].text)!r} repeats a call, but no call comes before it"
             calls.append({"tool": calls[-1]["tool"], "args": {}})
-            continue
-        if tokens[i].kind != "word":
+        elif tokens[i].kind != "word":
             return f"{shown(tokens[i].text)!r} cannot name a tool"
-        calls.append({"tool": tokens[i].text, "args": {}})
+        else:
+            calls.append({"tool": tokens[i].text, "args": {}})
+        named[id(calls[-1])] = id(calls[-1])  # (a call said "again with …" is told all it has, as a named one is)
     if not calls:
         return "the instruction names no catalog tool to call"
     if len(calls) > 3:
@@ -361,6 +366,7 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
             break
         k = sum(1 for where in starts if where < split)
         calls.insert(k, {"tool": calls[k - 1]["tool"], "args": {}})
+        named[id(calls[k])] = named[id(calls[k - 1])]
         again.append(calls[k])
         starts.insert(k, split - 0.5)
         if len(calls) > 3:
@@ -386,6 +392,7 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
                 and not holds(before) and _listed(tokens, before, i)):
             # a list of values after the last call's name ("X for id "1", "2" and "3"): one call each
             calls.append({"tool": calls[owner[before]]["tool"], "args": {}})
+            named[id(calls[-1])] = named[id(calls[owner[before]])]
             listed.append((len(calls) - 1, tokens[before].text, value))
             continue
         if holds(sides[0]):
@@ -421,6 +428,23 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
         for call in calls:
             if call["tool"] == tool:
                 call["args"].setdefault(name, filled[j])
+    # calls of one tool named once are told apart by the arguments they name again; where one of them lacks
+    # a required argument another was given, what only some of them are given, with one value, is said for
+    # all ("find_slots for date "…": clinic "A" and clinic "B"", "get_inventory for sku "…" at store "1", "2"
+    # and "3""). (Where each has what its tool requires, each keeps only what is said for it, as the kit's
+    # grammar renders calls with arguments of their own.)
+    groups: dict[int, list[dict[str, Any]]] = {}
+    for call in calls:
+        groups.setdefault(named[id(call)], []).append(call)
+    for group in groups.values():
+        if not any(r not in call["args"] and any(r in other["args"] for other in group)
+                   for call in group for r in tools[call["tool"]].required):
+            continue
+        for name in {a for call in group for a in call["args"]}:
+            given = [call["args"][name] for call in group if name in call["args"]]
+            if len(given) < len(group) and all(json_equal(v, given[0]) for v in given[1:]):
+                for call in group:
+                    call["args"].setdefault(name, given[0])
     # a call started by an argument named again with the same value is that argument said twice
     # ("invoice_id "INV-7" ... (invoice_id "INV-7")"), not another call
     calls = [c for k, c in enumerate(calls)
@@ -503,7 +527,8 @@ def reread(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
            logits: Sequence[Sequence[float]]) -> dict[str, Any] | None:
     """When the model's best tags do not decode into a valid plan: the valid plan of the likeliest other
     reading, or ``None``. The readings tried change one or two of the tags the model was least sure of, and
-    only where a reader could hesitate: which side a value's argument name is on (``VAL<``/``VAL>``), and
+    only where a reader could hesitate: which side a value's argument name is on (``VAL<``/``VAL>``), whether
+    a value read as said in passing (``O``) is an argument's after all ("log_workout … 60 minutes"), and
     whether a word that is an argument name of the catalog is one here (``O``/``ARG<``/``ARG>``), and whether
     a word read as a field or a number read as the row limit was only said in passing (``O``); and, last, the
     reading in which every tool named again after a call of it is a mention of that call (``O``). No other
@@ -513,8 +538,8 @@ def reread(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
     names = {a for t in catalog.tools for a, _ in t.arguments}
     changes: list[tuple[float, int, str]] = []
     for i, (tok, tag) in enumerate(zip(tokens, tags)):
-        if tok.kind in ("string", "number", "boolean") and tag in _VALUE_TAGS:
-            allowed = _VALUE_TAGS
+        if tok.kind in ("string", "number", "boolean") and tag in _VALUE_TAGS + ("O",):
+            allowed = _VALUE_TAGS  # which side its name is on; or, read as said in passing, a value after all
         elif tok.kind == "word" and tok.text in names and tag in _NAME_TAGS:
             allowed = _NAME_TAGS
         elif tag in _SHAPE_TAGS:  # a number or word said in passing ("coming at 8"), read as a limit or field

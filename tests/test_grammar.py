@@ -177,6 +177,47 @@ def test_a_share_word_gives_the_argument_before_it_to_every_call_of_its_tool() -
     assert "no argument" in _decode('convert_currency for both', ["CALL", "O", "SHARE"])
 
 
+SLOTS = Catalog.from_json([
+    {"name": "find_slots", "arguments": {"date": "string", "clinic": "string", "specialty": "string"},
+     "required": ["date", "clinic"], "returns": {"kind": "array", "properties": ["time"]}},
+])
+
+
+def _slots(text: str, tags: list[str]):  # type: ignore[no-untyped-def]
+    return decode(lex(text).tokens, tags, "parallel", "default", SLOTS)
+
+
+def test_calls_of_a_tool_named_once_share_the_required_arguments_only_some_of_them_are_given() -> None:
+    # "find_slots for date "D": clinic "A" and clinic "B"": told apart by the clinic, both on date D; an
+    # optional argument said once with it goes to both as well
+    text = 'find_slots date "D" specialty "S" : clinic "A" and clinic "B"'
+    tags = ["CALL", "ARG<", "VAL<", "ARG<", "VAL<", "O", "ARG<", "VAL<", "O", "ARG<", "VAL<"]
+    plan = _slots(text, tags)
+    assert validate_plan(plan, SLOTS) == []
+    assert [c["args"] for c in plan["calls"]] == [{"date": "D", "specialty": "S", "clinic": "A"},
+                                                  {"clinic": "B", "date": "D", "specialty": "S"}]
+    # said last, the same; so for a list of values after one name
+    text = 'find_slots clinic "A" and clinic "B" , date "D"'
+    tags = ["CALL", "ARG<", "VAL<", "O", "ARG<", "VAL<", "O", "ARG<", "VAL<"]
+    assert [c["args"] for c in _slots(text, tags)["calls"]] == [{"clinic": "A", "date": "D"}, {"clinic": "B", "date": "D"}]
+    text = 'find_slots date "D" clinic "A" , "B" and "C"'
+    tags = ["CALL", "ARG<", "VAL<", "ARG<", "VAL<", "O", "VAL<", "O", "VAL<"]
+    assert [c["args"]["date"] for c in _slots(text, tags)["calls"]] == ["D", "D", "D"]
+    # where every call has what its tool requires, each has only what is said for it
+    text = 'find_slots date "D" clinic "A" specialty "S" and date "E" clinic "B"'
+    tags = ["CALL", "ARG<", "VAL<", "ARG<", "VAL<", "ARG<", "VAL<", "O", "ARG<", "VAL<", "ARG<", "VAL<"]
+    assert [c["args"] for c in _slots(text, tags)["calls"]] == [{"date": "D", "clinic": "A", "specialty": "S"},
+                                                                {"date": "E", "clinic": "B"}]
+    # a tool named for each call, or a call said "again with ...", has only what is said for it: the
+    # required date is missing from the second call, and the plan stays invalid
+    text = 'find_slots date "D" clinic "A" and find_slots clinic "B"'
+    tags = ["CALL", "ARG<", "VAL<", "ARG<", "VAL<", "O", "CALL", "ARG<", "VAL<"]
+    assert validate_plan(_slots(text, tags), SLOTS) != []
+    text = 'find_slots date "D" clinic "A" , again with clinic "B"'
+    tags = ["CALL", "ARG<", "VAL<", "ARG<", "VAL<", "O", "AGAIN", "O", "ARG<", "VAL<"]
+    assert validate_plan(_slots(text, tags), SLOTS) != []
+
+
 @pytest.mark.parametrize("form", ["tool=repeat-names", "tool=repeat-list", "shared=once", "shape=first", "schedule=after-tool"])
 def test_the_forms_of_repeated_calls_and_shaping_decode_from_their_own_tags(form: str) -> None:
     found = [i for i in _samples(6000, families=("sequential", "parallel", "shaping")) if form in i.axes]
@@ -255,6 +296,21 @@ def test_a_reading_that_does_not_decode_is_reread_where_the_model_was_least_sure
     plan = reread(tokens, tags, "sequential", "default", CATALOG, _logits(tags, {2: ("ARG<", 1.0), 1: ("VAL>", 2.0)}))
     assert plan == {"mode": "single", "calls": [{"tool": "get_stock_price", "args": {"symbol": "A"}}],
                     "output": {"kind": "last"}}
+
+
+def test_a_value_read_as_said_in_passing_is_reread_as_the_value_a_name_lacks() -> None:
+    from reference.planner import reread
+
+    # "get_stock_price, "A" symbol" with "A" read as said in passing: the symbol named has no value, and the
+    # required symbol is missing; the reading in which "A" is the symbol's (the model's second guess) is the plan
+    tokens = lex('get_stock_price , "A" symbol').tokens
+    tags = ["CALL", "O", "O", "ARG<"]
+    assert validate_plan(decode(tokens, tags, "sequential", "default", CATALOG), CATALOG) != []
+    plan = reread(tokens, tags, "sequential", "default", CATALOG, _logits(tags, {2: ("VAL>", 2.0)}))
+    assert plan == {"mode": "single", "calls": [{"tool": "get_stock_price", "args": {"symbol": "A"}}],
+                    "output": {"kind": "last"}}
+    # only where the model hesitated: far below its choice, the value stays said in passing
+    assert reread(tokens, tags, "sequential", "default", CATALOG, _logits(tags, {2: ("VAL>", 8.0)})) is None
 
 
 def test_a_number_read_as_a_limit_where_no_limit_can_be_is_reread_as_said_in_passing() -> None:
