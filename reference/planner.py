@@ -31,6 +31,7 @@ from reference.catalog import Catalog
 from reference.compiler import compile_plan
 from reference.jsonio import json_equal
 from reference.lexer import Token, lex, shown
+from reference.names import is_tool_name
 from reference.plan import Plan, validate_plan
 from reference.violations import InvalidRecord, Violation
 
@@ -305,7 +306,8 @@ def _chunks(pending: list[Any]) -> list[list[Any]]:
 def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: str, catalog: Catalog) -> dict[str, Any] | str:
     """A candidate plan (raw JSON) from the model's tags and classes, or a diagnostic string.
 
-    Calls are the ``CALL`` tokens in order, and an ``AGAIN`` token (one mention for repeated calls: "X
+    Calls are the ``CALL`` tokens in order (a word no tool can be called, such as "0417" or a reserved
+    word, is said in passing whatever its tag), and an ``AGAIN`` token (one mention for repeated calls: "X
     twice, once with … and once with …") is another call of the tool of the call before it. An argument
     name joins the call before (``ARG<``) or after (``ARG>``) it; one its call already has starts another
     call of that tool ("X for city "Paris" and city "Rome""), unless that call comes out the same as the
@@ -328,7 +330,8 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
         )
     at: dict[str, list[int]] = {tag: [] for tag in M.TAGS}  # where each tag is, in order
     for i, tag in enumerate(tags):
-        if tag != "O":
+        # a word no catalog could call a tool ("Store 0417 reports …", a reserved word) is said in passing
+        if tag != "O" and not (tag == "CALL" and tokens[i].kind == "word" and not is_tool_name(tokens[i].text)):
             at[tag].append(i)
     calls: list[dict[str, Any]] = []
     named: dict[int, int] = {}  # id of a call -> id of the call whose tool name it goes by (its own, if said)

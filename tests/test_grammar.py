@@ -177,6 +177,18 @@ def test_a_share_word_gives_the_argument_before_it_to_every_call_of_its_tool() -
     assert "no argument" in _decode('convert_currency for both', ["CALL", "O", "SHARE"])
 
 
+def test_a_word_that_cannot_name_a_tool_read_as_a_call_is_said_in_passing() -> None:
+    # "Store 0417 reports a problem: get_stock_price symbol "A"": no catalog has a tool called 0417 (nor
+    # one called by a reserved word), so it is no call, where a name like a tool's stays an unknown tool
+    tokens = lex('Store 0417 reports , new get_stock_price symbol "A"').tokens
+    assert [t.kind for t in tokens[:2]] == ["word", "word"]
+    tags = ["O", "CALL", "O", "O", "CALL", "CALL", "ARG<", "VAL<"]
+    assert _decode('Store 0417 reports , new get_stock_price symbol "A"', tags) == {
+        "mode": "single", "calls": [{"tool": "get_stock_price", "args": {"symbol": "A"}}], "output": {"kind": "last"}}
+    tags = ["O", "O", "CALL", "O", "O", "CALL", "ARG<", "VAL<"]
+    assert "not a tool of this catalog" in _decode('Store 0417 reports , new get_stock_price symbol "A"', tags)
+
+
 SLOTS = Catalog.from_json([
     {"name": "find_slots", "arguments": {"date": "string", "clinic": "string", "specialty": "string"},
      "required": ["date", "clinic"], "returns": {"kind": "array", "properties": ["time"]}},
