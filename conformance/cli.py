@@ -351,10 +351,14 @@ def _rates(result: dict[str, Any]) -> None:
     if n:
         exact = sum(rates[f] * counts[f] for f in supported) / n
         print(f"  supported, exact plan  {exact:.4f} of {n}")
-    others = [f for f in rates if f not in supported]
-    m = sum(counts[f] for f in others)
-    if m:
-        print(f"  unsupported, diagnosed {sum(rates[f] * counts[f] for f in others) / m:.4f} of {m}")
+    # the other families that expect plans (injection text in values, requests of exactly 128 tokens) are
+    # neither: they are counted apart, not as unsupported requests diagnosed
+    planned = [f for f in rates if f in result.get("planned", ()) and f not in supported]
+    for label, families in (("adversarial exact plan", planned),
+                            ("unsupported, diagnosed", [f for f in rates if f not in supported and f not in planned])):
+        m = sum(counts[f] for f in families)
+        if m:
+            print(f"  {label:<22} {sum(rates[f] * counts[f] for f in families) / m:.4f} of {m}")
     print(f"  false diagnosis rate   {result['false_diagnosis']:.4f}")
 
 

@@ -195,6 +195,7 @@ def evaluate(planner: Any, instructions: Iterable[Any]) -> dict[str, Any]:
     return {
         "rates": rates,
         "counts": dict(total),
+        "planned": sorted({i.family for i in items if i.plan is not None}),  # the families that expect plans
         "false_diagnosis": false_diag / supported if supported else 0.0,
         "misses": misses,
     }
@@ -229,6 +230,7 @@ def evaluate_corpus(planner: Any, path: str) -> dict[str, Any]:
     return {
         "rates": {f: hit[f] / total[f] for f in sorted(total)},
         "counts": dict(total),
+        "planned": sorted({r["family"] for r in rows if "plan" in r["expect"]}),
         "false_diagnosis": false_diag / supported if supported else 0.0,
         "misses": misses,
     }

@@ -66,3 +66,16 @@ def test_a_bad_corpus_is_named_with_its_line(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "conformance", "certify", "--role", "planner", "--cmd", "true",
                            "--english", str(bad)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "bad.jsonl:2" in proc.stderr
+
+
+def test_codemode_train_counts_adversarial_families_that_expect_plans_apart_from_unsupported_ones(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from conformance.cli import _rates
+
+    result = {"rates": {"single": 1.0, "injection": 0.5, "loop": 1.0}, "counts": {"single": 4, "injection": 2, "loop": 3},
+              "planned": ["injection", "single"], "false_diagnosis": 0.25}
+    _rates(result)
+    out = capsys.readouterr().out
+    assert "supported, exact plan  1.0000 of 4" in out
+    assert "adversarial exact plan 0.5000 of 2" in out
+    assert "unsupported, diagnosed 1.0000 of 3" in out  # the loop requests only, not the injection ones
