@@ -199,7 +199,7 @@ def _slots(text: str, tags: list[str]):  # type: ignore[no-untyped-def]
     return decode(lex(text).tokens, tags, "parallel", "default", SLOTS)
 
 
-def test_calls_of_a_tool_named_once_share_the_required_arguments_only_some_of_them_are_given() -> None:
+def test_calls_of_a_tool_named_once_that_would_lack_a_required_argument_share_what_one_of_them_is_given() -> None:
     # "find_slots for date "D": clinic "A" and clinic "B"": told apart by the clinic, both on date D; an
     # optional argument said once with it goes to both as well
     text = 'find_slots date "D" specialty "S" : clinic "A" and clinic "B"'
