@@ -334,7 +334,6 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
         if tag != "O" and not (tag == "CALL" and tokens[i].kind == "word" and not is_tool_name(tokens[i].text)):
             at[tag].append(i)
     calls: list[dict[str, Any]] = []
-    named: dict[int, int] = {}  # id of a call -> id of the call whose tool name it goes by (its own, if said)
     call_at = sorted(at["CALL"] + at["AGAIN"])
     for i in call_at:
         if tags[i] == "AGAIN":  # "once more", "again": the tool of the call before, called again
@@ -345,7 +344,6 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
             return f"{shown(tokens[i].text)!r} cannot name a tool"
         else:
             calls.append({"tool": tokens[i].text, "args": {}})
-        named[id(calls[-1])] = id(calls[-1])  # (a call said "again with …" is told all it has, as a named one is)
     if not calls:
         return "the instruction names no catalog tool to call"
     if len(calls) > 3:
@@ -369,7 +367,6 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
             break
         k = sum(1 for where in starts if where < split)
         calls.insert(k, {"tool": calls[k - 1]["tool"], "args": {}})
-        named[id(calls[k])] = named[id(calls[k - 1])]
         again.append(calls[k])
         starts.insert(k, split - 0.5)
         if len(calls) > 3:
@@ -395,7 +392,6 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
                 and not holds(before) and _listed(tokens, before, i)):
             # a list of values after the last call's name ("X for id "1", "2" and "3"): one call each
             calls.append({"tool": calls[owner[before]]["tool"], "args": {}})
-            named[id(calls[-1])] = named[id(calls[owner[before]])]
             listed.append((len(calls) - 1, tokens[before].text, value))
             continue
         if holds(sides[0]):
@@ -431,15 +427,20 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
         for call in calls:
             if call["tool"] == tool:
                 call["args"].setdefault(name, filled[j])
-    # calls of one tool named once are told apart by the arguments they name again; where one of them lacks
-    # a required argument another was given, what only some of them are given, with one value, is said for
-    # all ("find_slots for date "…": clinic "A" and clinic "B"", "get_inventory for sku "…" at store "1", "2"
-    # and "3""). (Where each has what its tool requires, each keeps only what is said for it, as the kit's
-    # grammar renders calls with arguments of their own.)
-    groups: dict[int, list[dict[str, Any]]] = {}
+    # calls of one tool named once are told apart by the arguments they name again (or a list of values): each
+    # such call follows the call its tool was named for. Where one of them lacks a required argument another
+    # was given, what only some of them are given, with one value, is said for all ("find_slots for date
+    # "…": clinic "A" and clinic "B"", "get_inventory for sku "…" at store "1", "2" and "3""). (Where each
+    # has what its tool requires, each keeps only what is said for it, as the kit's grammar renders calls
+    # with arguments of their own; a call said "again with …" is told all it has, as a named one is.)
+    told_apart = {id(c) for c in again} | {id(calls[c]) for c, _, _ in listed}
+    groups: list[list[dict[str, Any]]] = []
     for call in calls:
-        groups.setdefault(named[id(call)], []).append(call)
-    for group in groups.values():
+        if id(call) in told_apart:
+            groups[-1].append(call)
+        else:
+            groups.append([call])
+    for group in groups:
         if not any(r not in call["args"] and any(r in other["args"] for other in group)
                    for call in group for r in tools[call["tool"]].required):
             continue
