@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import itertools
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -318,7 +319,9 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
     ``SHARE`` word gives the argument before it to every call of that tool ("year 2025 for all three"), and
     calls of one tool named once (told apart by an argument named again, or by a list of values), when one
     of them lacks a required argument another was given, share every argument only some of them are
-    given, with one value ("X for date "D": clinic "A" and clinic "B"").
+    given, with one value ("X for date "D": clinic "A" and clinic "B""); and where two or three calls said
+    "once" or "again" follow a call and one of them lacks a required argument that call was given, what
+    was said for it is said for each of them ("X twice for a "1": once with b "2" and once with b "3"").
     Fields are the ``FIELD`` tokens in order; the limit is the ``LIMIT`` number. One call is ``single``;
     2-3 calls take the schedule; an unnamed output kind is ``last`` for one call and ``all`` for more.
     """
@@ -334,12 +337,14 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
         if tag != "O" and not (tag == "CALL" and tokens[i].kind == "word" and not is_tool_name(tokens[i].text)):
             at[tag].append(i)
     calls: list[dict[str, Any]] = []
+    repeated: list[dict[str, Any]] = []  # the calls an AGAIN word started
     call_at = sorted(at["CALL"] + at["AGAIN"])
     for i in call_at:
         if tags[i] == "AGAIN":  # "once more", "again": the tool of the call before, called again
             if not calls:
                 return f"{shown(tokens[i].text)!r} repeats a call, but no call comes before it"
             calls.append({"tool": calls[-1]["tool"], "args": {}})
+            repeated.append(calls[-1])
         elif tokens[i].kind != "word":
             return f"{shown(tokens[i].text)!r} cannot name a tool"
         else:
@@ -449,6 +454,21 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
             if len(given) < len(group) and all(json_equal(v, given[0]) for v in given[1:]):
                 for call in group:
                     call["args"].setdefault(name, given[0])
+    # "X twice for …: face 100, years 10, once with yield 380 and once with yield 420": what is said for a
+    # call before two or three calls said "once"/"again" is said for each of them (that call is no call of
+    # its own), where one of them would lack a required argument it was given and none names one of its
+    # arguments again
+    k = 0
+    while k < len(calls):
+        first = calls[k]
+        follow = list(itertools.takewhile(lambda c: any(c is r for r in repeated), calls[k + 1 :]))
+        if (len(follow) >= 2 and first["args"] and all(first is not r for r in repeated)
+                and not any(a in c["args"] for c in follow for a in first["args"])
+                and any(r in first["args"] and r not in c["args"] for c in follow for r in tools[first["tool"]].required)):
+            for c in follow:
+                c["args"] = {**first["args"], **c["args"]}
+            del calls[k]
+        k += 1
     # a call started by an argument named again with the same value is that argument said twice
     # ("invoice_id "INV-7" ... (invoice_id "INV-7")"), not another call
     calls = [c for k, c in enumerate(calls)

@@ -230,6 +230,31 @@ def test_calls_of_a_tool_named_once_that_would_lack_a_required_argument_share_wh
     assert validate_plan(_slots(text, tags), SLOTS) != []
 
 
+def test_what_is_said_before_calls_said_once_each_is_said_for_each_of_them() -> None:
+    # "find_slots twice for date "D": once with clinic "A" and once with clinic "B"": both on date D (the
+    # first "once" read as another call, as people write it when something is said before it)
+    text = 'find_slots twice for date "D" specialty "S" : once with clinic "A" and once with clinic "B"'
+    tags = ["CALL", "O", "O", "ARG<", "VAL<", "ARG<", "VAL<", "O", "AGAIN", "O", "ARG<", "VAL<", "O", "AGAIN", "O",
+            "ARG<", "VAL<"]
+    plan = _slots(text, tags)
+    assert validate_plan(plan, SLOTS) == []
+    assert [c["args"] for c in plan["calls"]] == [{"date": "D", "specialty": "S", "clinic": "A"},
+                                                  {"date": "D", "specialty": "S", "clinic": "B"}]
+    # where each call has what its tool requires, the first is a call of its own (three calls)
+    text = 'find_slots date "D" clinic "C" , once with date "E" clinic "A" and once with date "F" clinic "B"'
+    tags = ["CALL", "ARG<", "VAL<", "ARG<", "VAL<", "O", "AGAIN", "O", "ARG<", "VAL<", "ARG<", "VAL<", "O", "AGAIN", "O",
+            "ARG<", "VAL<", "ARG<", "VAL<"]
+    assert [c["args"]["clinic"] for c in _slots(text, tags)["calls"]] == ["C", "A", "B"]
+    # and so where a call said "once" names again an argument said before them: it is told apart by it
+    text = 'find_slots date "D" , once with date "E" and once with clinic "B"'
+    tags = ["CALL", "ARG<", "VAL<", "O", "AGAIN", "O", "ARG<", "VAL<", "O", "AGAIN", "O", "ARG<", "VAL<"]
+    assert len(_slots(text, tags)["calls"]) == 3
+    # one call said "again" after it is another call, not the same one told apart (nothing is shared)
+    text = 'find_slots date "D" clinic "A" , again with clinic "B"'
+    tags = ["CALL", "ARG<", "VAL<", "ARG<", "VAL<", "O", "AGAIN", "O", "ARG<", "VAL<"]
+    assert len(_slots(text, tags)["calls"]) == 2
+
+
 @pytest.mark.parametrize("form", ["tool=repeat-names", "tool=repeat-list", "shared=once", "shape=first", "schedule=after-tool"])
 def test_the_forms_of_repeated_calls_and_shaping_decode_from_their_own_tags(form: str) -> None:
     found = [i for i in _samples(6000, families=("sequential", "parallel", "shaping")) if form in i.axes]
