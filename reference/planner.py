@@ -337,14 +337,14 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
         if tag != "O" and not (tag == "CALL" and tokens[i].kind == "word" and not is_tool_name(tokens[i].text)):
             at[tag].append(i)
     calls: list[dict[str, Any]] = []
-    repeated: list[dict[str, Any]] = []  # the calls an AGAIN word started
+    repeated: set[int] = set()  # the calls an AGAIN word started (their ids)
     call_at = sorted(at["CALL"] + at["AGAIN"])
     for i in call_at:
         if tags[i] == "AGAIN":  # "once more", "again": the tool of the call before, called again
             if not calls:
                 return f"{shown(tokens[i].text)!r} repeats a call, but no call comes before it"
             calls.append({"tool": calls[-1]["tool"], "args": {}})
-            repeated.append(calls[-1])
+            repeated.add(id(calls[-1]))
         elif tokens[i].kind != "word":
             return f"{shown(tokens[i].text)!r} cannot name a tool"
         else:
@@ -461,8 +461,8 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
     k = 0
     while k < len(calls):
         first = calls[k]
-        follow = list(itertools.takewhile(lambda c: any(c is r for r in repeated), calls[k + 1 :]))
-        if (len(follow) >= 2 and first["args"] and all(first is not r for r in repeated)
+        follow = list(itertools.takewhile(lambda c: id(c) in repeated, calls[k + 1 :]))
+        if (len(follow) >= 2 and first["args"] and id(first) not in repeated
                 and not any(a in c["args"] for c in follow for a in first["args"])
                 and any(r in first["args"] and r not in c["args"] for c in follow for r in tools[first["tool"]].required)):
             for c in follow:
