@@ -467,7 +467,7 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
                 and any(r in first["args"] and r not in c["args"] for c in follow for r in tools[first["tool"]].required)):
             for c in follow:
                 c["args"] = {**first["args"], **c["args"]}
-            del calls[k]
+            del calls[k]  # calls[k] is now follow[0], which starts no group (it is in ``repeated``): skipped
         k += 1
     # a call started by an argument named again with the same value is that argument said twice
     # ("invoice_id "INV-7" ... (invoice_id "INV-7")"), not another call
