@@ -404,3 +404,29 @@ def test_a_tool_named_again_after_its_call_is_reread_as_a_mention_of_it() -> Non
     tokens = lex('get_stock_price symbol "A" and get_stock_price symbol').tokens
     tags = ["CALL", "ARG<", "VAL<", "O", "CALL", "ARG<"]
     assert reread(tokens, tags, "sequential", "default", CATALOG, _logits(tags, {})) is None
+
+
+def test_written_asides_are_plain_sentences_that_ask_for_nothing() -> None:
+    from strategies._internal.vocabulary import WRITTEN_ASIDES
+
+    assert len(WRITTEN_ASIDES) >= 500 and len(set(WRITTEN_ASIDES)) == len(WRITTEN_ASIDES)
+    for said in WRITTEN_ASIDES:
+        lexed = lex(said)
+        assert not lexed.violations, said
+        assert {t.kind for t in lexed.tokens} <= {"word", "number", "punct"}, said  # no strings, no booleans
+        assert 2 <= len(lexed.tokens) <= 40, said
+        assert not any("_" in t.text for t in lexed.tokens), said  # nothing that reads as a tool's name
+
+
+
+def test_written_asides_are_said_around_generated_requests() -> None:
+    from strategies._internal.vocabulary import WRITTEN_ASIDES
+
+    asides = [said for said in WRITTEN_ASIDES if len(said) >= 24]
+    said = 0
+    for seed in range(1500):
+        inst = sample(random.Random(seed), "supported", augment=True)
+        if inst is not None and any(aside in inst.text for aside in asides):
+            assert inst.plan is not None, inst.text
+            said += 1
+    assert said >= 30  # the written sentences are drawn, not only the grammar's own situations

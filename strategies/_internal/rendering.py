@@ -49,7 +49,7 @@ from strategies._internal.vocabulary import (
     DISTRACTOR_BEFORE, DOMAIN_TOOLS, FLAGS, MEASURE_BEFORE, MEASURE_JOIN, MORE_PREAMBLES, NEAR_MISS, NEAR_MISS_AFTER, NEAR_MISS_FRAMES, NEAR_MISS_NOUNS, NEUTRAL,
     PAREN_TOOL, PHRASE_WORDS, QUESTIONS, REASONS, REPEAT_AGAIN, REPEAT_COUNT, REPEAT_LIST_JOIN, REPEAT_NAMES_JOIN,
     RESTATEMENTS, SENTENCE_TOOL, SHAPE_FIRST_END, SHARE_INTRO, SHARE_THREE, SHARE_TWO, SITUATION_SLOTS, SITUATIONS,
-    TOOL_LEAD, TRAILING_LEAD, TRAILING_TOOL, UNITS, UNSEEN, ARROWS, TOOL_PURPOSE, TOOL_WITH,
+    TOOL_LEAD, TRAILING_LEAD, TRAILING_TOOL, UNITS, UNSEEN, ARROWS, TOOL_PURPOSE, TOOL_WITH, WRITTEN_ASIDES,
 )
 
 TAGS = ("O", "CALL", "ARG<", "ARG>", "VAL<", "VAL>", "FIELD", "LIMIT", "AGAIN", "SHARE")
@@ -292,8 +292,12 @@ def filler_words(ch: Chooser) -> list[str]:
 
 
 def situation(ch: Chooser) -> str:
-    """A sentence about the asker's situation, with its times and numbers ("my friends are coming at 8"):
-    one of ``SITUATIONS`` with its slots filled, its first letter capital or not."""
+    """The asker's situation, with its times and numbers ("my friends are coming at 8"): one of
+    ``SITUATIONS`` with its slots filled, its first letter capital or not; or one or two
+    sentences of ``WRITTEN_ASIDES``, as people wrote them."""
+    if ch.chance(60):
+        said = ch.choice(WRITTEN_ASIDES)
+        return said + " " + ch.choice(WRITTEN_ASIDES) if ch.chance(25) and said[-1] in ".!?" else said
     slots = {k: ch.choice(v) for k, v in SITUATION_SLOTS.items()}
     return _capital(ch.choice(SITUATIONS).format(n=ch.integer(1, 12), **slots), ch)
 

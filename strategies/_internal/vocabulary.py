@@ -10,6 +10,7 @@ unsupported requests, and the names catalogs are made of. Nothing here decides a
 from __future__ import annotations
 
 from collections.abc import Sequence
+from importlib import resources
 
 from reference.lexer import lex
 from strategies._internal.values import OBJECT_NAMES
@@ -567,3 +568,25 @@ PROSE_UNSUPPORTED = {
 #: return property may be one of the common words above (the renderer then never writes that word as a
 #: connector beside a value, where a reader could not tell which it is).
 PHRASE_WORDS = _phrase_words()
+
+
+# --- written by people, not by this grammar -----------------------------------------------------------------
+# Sentences written by a writer who never read this grammar, in many voices (terse engineers, chatty office
+# and shop workers, non-native speakers, experts in finance, science, health, retail), to give what the asker
+# says in passing the breadth of people's English: see ``data/README.md``. They are kept as a data file, one
+# sentence a line, and are not in ``PHRASE_WORDS``: each is a sentence of its own before or after the
+# request, apart from any argument's value, and a rendering that writes one of the catalog's names in one,
+# where a reader could take it for a call or an argument beside a value, is dropped as ambiguous like any
+# other.
+
+
+def _data_lines(name: str) -> list[str]:
+    text = resources.files("strategies._internal").joinpath("data", name).read_text(encoding="utf-8")
+    return [line for line in text.splitlines() if line.strip()]
+
+
+#: sentences people write around a request: their situation, reasons, small talk, a complaint, thanks; none
+#: asks for anything, and many use the words of unsupported features innocently ("I lost count", "every
+#: Monday", "the coffee filter broke")
+WRITTEN_ASIDES: tuple[str, ...] = tuple(_data_lines("asides.txt"))
+
