@@ -322,7 +322,9 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
     given, with one value ("X for date "D": clinic "A" and clinic "B""); and where two or three calls said
     "once" or "again" follow a call and one of them lacks a required argument that call was given, what
     was said for it is said for each of them ("X twice for a "1": once with b "2" and once with b "3"").
-    Fields are the ``FIELD`` tokens in order; the limit is the ``LIMIT`` number. One call is ``single``;
+    Tools named together with only a joiner between them share what is said after the last of them, where
+    one is given nothing of its own and lacks a required argument the next was given ("get_patient and
+    check_insurance for mrn "…""). Fields are the ``FIELD`` tokens in order; the limit is the ``LIMIT`` number. One call is ``single``;
     2-3 calls take the schedule; an unnamed output kind is ``last`` for one call and ``all`` for more.
     """
     if schedule == "reject":
@@ -349,6 +351,11 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
             return f"{shown(tokens[i].text)!r} cannot name a tool"
         else:
             calls.append({"tool": tokens[i].text, "args": {}})
+    # tools named together, with only a joiner between them ("get_patient and check_insurance for mrn …"): the
+    # calls whose arguments may be said once, after the last of them (their ids, in order)
+    together = [(id(calls[k]), id(calls[k + 1])) for k in range(len(call_at) - 1)
+                if tags[call_at[k]] == tags[call_at[k + 1]] == "CALL" and call_at[k + 1] > call_at[k] + 1
+                and all(t.text.lower() in LIST_JOINERS for t in tokens[call_at[k] + 1 : call_at[k + 1]])]
     if not calls:
         return "the instruction names no catalog tool to call"
     if len(calls) > 3:
@@ -474,6 +481,18 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
     calls = [c for k, c in enumerate(calls)
              if not (k and any(c is a for a in again) and c["tool"] == calls[k - 1]["tool"]
                      and json_equal(c["args"], calls[k - 1]["args"]))]
+    # "get_patient and check_insurance for mrn "…"": a call named together with the one after it and given no
+    # argument of its own, when it lacks a required argument that one was given, is given what that one was
+    # (each argument its tool takes, of its type); from the last pair back ("X, Y and Z for id 5")
+    live = {id(c): c for c in calls}
+    for a_id, b_id in reversed(together):
+        first, second = live.get(a_id), live.get(b_id)
+        if first is None or second is None or first["args"]:
+            continue
+        tool = tools[first["tool"]]
+        if any(r in second["args"] for r in tool.required):
+            first["args"] = {name: value for name, value in second["args"].items()
+                             if tool.argument_type(name) == _json_type(value)}
     n = len(calls)
     mode = "single" if n == 1 else schedule
     kind = output if output != "default" else ("last" if n == 1 else "all")
@@ -493,6 +512,10 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
         out["limit"] = int(value)  # type: ignore[arg-type]
     return {"mode": mode, "calls": calls, "output": out}
 
+
+#: the words that say another call of the tool of the call before ("X twice, once with … and once with …",
+#: "… and again with …"): a word read so that is none of them is reread as said in passing (:func:`reread`)
+AGAIN_WORDS = frozenset({"once", "again"})
 
 #: what may stand between two values of a list ("id "1", "2" and "3"")
 LIST_JOINERS = frozenset({",", "and", "then", "&", "/"})
@@ -555,8 +578,9 @@ def reread(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
     a value read as said in passing (``O``) is an argument's after all ("log_workout … 60 minutes"), and
     whether a word that is an argument name of the catalog is one here (``O``/``ARG<``/``ARG>``), and whether
     a word read as a field or a number read as the row limit was only said in passing (``O``); and, last, the
-    reading in which every tool named again after a call of it is a mention of that call (``O``). No other
-    call is ever changed, no value is ever dropped and every argument name read as one must get its value, so a
+    reading in which every tool named again after a call of it is a mention of that call (``O``), and the one
+    in which a word read as another call of the tool before it that is no word saying so (``AGAIN_WORDS``:
+    "against" is not "again") is said in passing (``O``). No other call is ever changed, no value is ever dropped and every argument name read as one must get its value, so a
     request that names too many calls, a tool or argument not in the catalog, a value with no argument or
     an argument with no value stays refused."""
     names = {a for t in catalog.tools for a, _ in t.arguments}
@@ -590,6 +614,11 @@ def reread(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
             called.add(tokens[i].text)
     if mentions:
         readings.append(tuple(mentions))
+    # and a word read as another call of the tool before it that is no word saying so ("once", "again"),
+    # such as "against" (read by its first letters), is said in passing
+    lookalikes = tuple((i, "O") for i, tag in enumerate(tags) if tag == "AGAIN" and tokens[i].text.lower() not in AGAIN_WORDS)
+    if lookalikes:
+        readings.append(lookalikes)
     for edits in readings:
         other = list(tags)
         for i, alt in edits:
@@ -599,6 +628,11 @@ def reread(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
         if not isinstance(raw, str) and sum(len(c["args"]) for c in raw["calls"]) >= named and not validate_plan(raw, catalog):
             return raw  # (a reading in which an argument name is left without its value is no reading)
     return None
+
+
+def _json_type(value: Any) -> str:
+    """The argument type (``reference.catalog.ARGUMENT_TYPES``) a decoded value is of."""
+    return "boolean" if isinstance(value, bool) else "string" if isinstance(value, str) else "number"
 
 
 def _plain(value: Any) -> Any:

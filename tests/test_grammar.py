@@ -406,6 +406,58 @@ def test_a_tool_named_again_after_its_call_is_reread_as_a_mention_of_it() -> Non
     assert reread(tokens, tags, "sequential", "default", CATALOG, _logits(tags, {})) is None
 
 
+def test_a_word_read_as_another_call_that_says_none_is_reread_as_said_in_passing() -> None:
+    from reference.planner import reread
+
+    # "get_stock_price for symbol "A" against convert_currency amount 5": "against" read as "again" (another
+    # get_stock_price call, with no symbol) is no valid plan; said in passing, it is
+    tokens = lex('get_stock_price for symbol "A" against convert_currency amount 5').tokens
+    tags = ["CALL", "O", "ARG<", "VAL<", "AGAIN", "CALL", "ARG<", "VAL<"]
+    assert validate_plan(decode(tokens, tags, "sequential", "default", CATALOG), CATALOG) != []
+    plan = reread(tokens, tags, "sequential", "default", CATALOG, _logits(tags, {}))
+    assert plan == {"mode": "sequential", "calls": [{"tool": "get_stock_price", "args": {"symbol": "A"}},
+                                                   {"tool": "convert_currency", "args": {"amount": 5}}],
+                    "output": {"kind": "all"}}
+    # "once" and "again" say another call, however the plan comes out: they are never reread
+    for word in ("again", "Once"):
+        tokens = lex(f'get_stock_price for symbol "A" {word} convert_currency amount 5').tokens
+        assert reread(tokens, tags, "sequential", "default", CATALOG, _logits(tags, {})) is None
+
+
+def test_tools_named_together_share_what_is_said_after_the_last_of_them() -> None:
+    catalog = Catalog.from_json([
+        {"name": "get_patient", "arguments": {"mrn": "string"}, "required": ["mrn"],
+         "returns": {"kind": "object", "properties": ["name"]}},
+        {"name": "check_insurance", "arguments": {"mrn": "string", "payer": "string", "active": "boolean"},
+         "required": ["mrn"], "returns": {"kind": "object", "properties": ["covered"]}},
+        {"name": "list_wards", "arguments": {"floor": "number"}, "required": [],
+         "returns": {"kind": "array", "properties": ["ward"]}},
+    ])
+    tokens = lex('get_patient and check_insurance for mrn "22" , payer "B"').tokens
+    tags = ["CALL", "O", "CALL", "O", "ARG<", "VAL<", "O", "ARG<", "VAL<"]
+    assert decode(tokens, tags, "parallel", "default", catalog) == {
+        "mode": "parallel",
+        "calls": [{"tool": "get_patient", "args": {"mrn": "22"}},
+                  {"tool": "check_insurance", "args": {"mrn": "22", "payer": "B"}}],
+        "output": {"kind": "all"}}
+    # not when something else stands between the two names, nor when the first is given an argument of its
+    # own or needs none: then each has what is said for it (and a call that lacks a required one is refused)
+    for text, first in (('get_patient today and check_insurance for mrn "22" , payer "B"', {}),
+                        ('list_wards and check_insurance for mrn "22" , payer "B"', {})):
+        tokens = lex(text).tokens
+        tags = ["CALL"] + ["O"] * (len(tokens) - 8) + ["CALL", "O", "ARG<", "VAL<", "O", "ARG<", "VAL<"]
+        plan = decode(tokens, tags, "parallel", "default", catalog)
+        assert plan["calls"][0]["args"] == first, text
+    # three named together: each gets what the last was given, of its type, that its tool takes
+    tokens = lex('get_patient , list_wards and check_insurance for mrn "22" , active true').tokens
+    tags = ["CALL", "O", "CALL", "O", "CALL", "O", "ARG<", "VAL<", "O", "ARG<", "VAL<"]
+    plan = decode(tokens, tags, "parallel", "default", catalog)
+    assert [c["args"] for c in plan["calls"]] == [{}, {}, {"mrn": "22", "active": True}]  # list_wards needs none
+    tokens = lex('get_patient and check_insurance and check_insurance for mrn "22" , active true').tokens
+    plan = decode(tokens, tags, "parallel", "default", catalog)
+    assert [c["args"] for c in plan["calls"]] == [{"mrn": "22"}, {"mrn": "22", "active": True}, {"mrn": "22", "active": True}]
+
+
 def test_written_asides_are_plain_sentences_that_ask_for_nothing() -> None:
     from strategies._internal.vocabulary import WRITTEN_ASIDES
 
