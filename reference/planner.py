@@ -333,6 +333,10 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
             " loops, code, filtering/sorting/aggregation, mixed schedules, more than 3 calls, unknown tools or"
             " nested arguments): it is refused rather than planned"
         )
+    names = {t.name for t in catalog.tools}
+    # a tool's own name read as another call of the tool before it ("…, and then molarity with …") is a call of
+    # the tool it names
+    tags = ["CALL" if tag == "AGAIN" and tokens[i].text in names else tag for i, tag in enumerate(tags)]
     at: dict[str, list[int]] = {tag: [] for tag in M.TAGS}  # where each tag is, in order
     for i, tag in enumerate(tags):
         # a word no catalog could call a tool ("Store 0417 reports …", a reserved word) is said in passing
@@ -360,7 +364,6 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
         return "the instruction names no catalog tool to call"
     if len(calls) > 3:
         return f"the instruction asks for {len(calls)} calls; at most 3 are supported"
-    names = {t.name for t in catalog.tools}
     for call in calls:
         if call["tool"] not in names:
             return f"{shown(call['tool'])!r} is not a tool of this catalog"
@@ -575,14 +578,16 @@ def reread(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
     """When the model's best tags do not decode into a valid plan: the valid plan of the likeliest other
     reading, or ``None``. The readings tried change one or two of the tags the model was least sure of, and
     only where a reader could hesitate: which side a value's argument name is on (``VAL<``/``VAL>``), whether
-    a value read as said in passing (``O``) is an argument's after all ("log_workout … 60 minutes"), and
-    whether a word that is an argument name of the catalog is one here (``O``/``ARG<``/``ARG>``), and whether
-    a word read as a field or a number read as the row limit was only said in passing (``O``); and, last, the
-    reading in which every tool named again after a call of it is a mention of that call (``O``), and the one
-    in which a word read as another call of the tool before it that is no word saying so (``AGAIN_WORDS``:
-    "against" is not "again") is said in passing (``O``). No other call is ever changed, no value is ever dropped and every argument name read as one must get its value, so a
-    request that names too many calls, a tool or argument not in the catalog, a value with no argument or
-    an argument with no value stays refused."""
+    a value read as said in passing (``O``) is an argument's after all ("log_workout … 60 minutes"), whether
+    a word that is an argument name of the catalog is one here (``O``/``ARG<``/``ARG>``), whether a word read
+    as a field or a number read as the row limit was only said in passing (``O``), and whether "once" or
+    "again" read as another call of the tool before it was only said in passing ("once that's done", ``O``);
+    and, last, however sure the model was, the reading in which every tool named again after a call of it is
+    a mention of that call (``O``), and the one in which a word read as another call that is no word saying so
+    (``AGAIN_WORDS``: "against" is not "again") is said in passing (``O``). Beyond these, no call is ever
+    dropped, no value is ever dropped and every argument name read as one must get its value, so a request
+    that names too many calls, a tool or argument not in the catalog, a value with no argument or an
+    argument with no value stays refused."""
     names = {a for t in catalog.tools for a, _ in t.arguments}
     changes: list[tuple[float, int, str]] = []
     for i, (tok, tag) in enumerate(zip(tokens, tags)):
@@ -591,6 +596,8 @@ def reread(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
         elif tok.kind == "word" and tok.text in names and tag in _NAME_TAGS:
             allowed = _NAME_TAGS
         elif tag in _SHAPE_TAGS:  # a number or word said in passing ("coming at 8"), read as a limit or field
+            allowed = ("O",)
+        elif tag == "AGAIN":  # "once" as in "once that's done", read as another call
             allowed = ("O",)
         else:
             continue

@@ -418,10 +418,23 @@ def test_a_word_read_as_another_call_that_says_none_is_reread_as_said_in_passing
     assert plan == {"mode": "sequential", "calls": [{"tool": "get_stock_price", "args": {"symbol": "A"}},
                                                    {"tool": "convert_currency", "args": {"amount": 5}}],
                     "output": {"kind": "all"}}
-    # "once" and "again" say another call, however the plan comes out: they are never reread
+    # "once" and "again" say another call: they are reread as said in passing only where the model hesitated
+    # ("…, once that's done, …")
     for word in ("again", "Once"):
         tokens = lex(f'get_stock_price for symbol "A" {word} convert_currency amount 5').tokens
         assert reread(tokens, tags, "sequential", "default", CATALOG, _logits(tags, {})) is None
+        assert reread(tokens, tags, "sequential", "default", CATALOG, _logits(tags, {4: ("O", 2.0)})) == plan
+
+
+def test_a_tool_named_by_a_word_read_as_another_call_is_a_call_of_that_tool() -> None:
+    # "get_stock_price for symbol "A", and then convert_currency with amount 5", with convert_currency read as
+    # another get_stock_price call ("again"): a tool's own name is a call of the tool it names
+    tokens = lex('get_stock_price for symbol "A" , and then convert_currency with amount 5').tokens
+    tags = ["CALL", "O", "ARG<", "VAL<", "O", "O", "O", "AGAIN", "O", "ARG<", "VAL<"]
+    assert decode(tokens, tags, "sequential", "default", CATALOG) == {
+        "mode": "sequential", "calls": [{"tool": "get_stock_price", "args": {"symbol": "A"}},
+                                        {"tool": "convert_currency", "args": {"amount": 5}}],
+        "output": {"kind": "all"}}
 
 
 def test_tools_named_together_share_what_is_said_after_the_last_of_them() -> None:
