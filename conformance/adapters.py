@@ -120,8 +120,9 @@ class SubprocessAdapter:
         self.cwd = cwd
         self.fence = fence  # "compile", "plan" or "collect": the kind of request the role's IUT answers
         self.starts = 0
-        #: stream faults seen while exchanging: (the request lines of the exchange, what went wrong)
-        self.faults: list[tuple[tuple[str, ...], str]] = []
+        #: stream faults seen while exchanging: (the request lines of the exchange, what went wrong, the kind
+        #: of CLI-STREAM violation: "extra-lines", or "lost" for an exit with status 0 before every answer)
+        self.faults: list[tuple[tuple[str, ...], str, str]] = []
         self._proc: IUTProcess | None = None
         self._fence_seconds = 0.0  # the slowest fence answer seen: how long a line more may take to come
         self._last: tuple[str, ...] = ()
@@ -153,8 +154,8 @@ class SubprocessAdapter:
                 self._fault(self._last, f"wrote a line after its last answer: {_show(late)}")
         self._kill()
 
-    def _fault(self, lines: Sequence[str], what: str) -> None:
-        self.faults.append((tuple(lines), what))
+    def _fault(self, lines: Sequence[str], what: str, kind: str = "extra-lines") -> None:
+        self.faults.append((tuple(lines), what, kind))
 
     # -- talking ------------------------------------------------------------------------------------
 
@@ -197,6 +198,8 @@ class SubprocessAdapter:
                     reason = f"closed its stdout before answering {what}, and kept running"
                 else:
                     reason = f"exited with status {status} before answering {what}"
+                    if status == 0:  # a stream fault (CLI-STREAM), not only a crash: nothing said it failed
+                        self._fault(lines, reason, kind="lost")
                 return self._fail(answers, len(lines), reason)
             if index == len(lines):
                 self._fence_seconds = max(self._fence_seconds, time.monotonic() - last)

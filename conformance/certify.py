@@ -213,19 +213,24 @@ def hunt_plan(judge_: Any, cid: str, *, profile: Profile, seed_value: int, deadl
 
 def record_stream_faults(run: Run, adapter: Any) -> None:
     """Each stream fault the adapter met while exchanging (more lines than requests, a line after the last
-    answer) as a CLI-STREAM failure, on the stream of that exchange's requests (which replays it)."""
+    answer, an exit with status 0 before the last answer) as a CLI-STREAM failure, on the stream of that
+    exchange's requests (which replays it)."""
     from conformance.stream import StreamCase
 
     faults = getattr(adapter, "faults", None)
     if not faults or "CLI-STREAM" not in run.tallies:
         return
     while faults:
-        lines, what = faults.pop(0)
+        lines, what, kind = faults.pop(0)
         case = StreamCase(lines=tuple(line.encode("utf-8", "surrogatepass") for line in lines),
                           bad=tuple(False for _ in lines))
-        violation = Violation(clause="CLI-STREAM", kind="extra-lines",
-                              message=f"while certifying, the implementation {what}; the answers of those requests"
-                              " could not be matched to them and were errored")
+        if kind == "lost":
+            message = (f"while certifying, the implementation {what} of this exchange: requests were left"
+                       " unanswered with nothing to say it failed, and were errored")
+        else:
+            message = (f"while certifying, the implementation {what}; the answers of those requests could not be"
+                       " matched to them and were errored")
+        violation = Violation(clause="CLI-STREAM", kind=kind, message=message)
         run.record(CaseResult(case=case, exercised=("CLI-STREAM",), violations=(violation,)))
 
 

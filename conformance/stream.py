@@ -19,7 +19,7 @@ from typing import Any
 
 from conformance.adapters import Errored, parse_answer
 from conformance.observations import StreamObservation
-from conformance.process import EOF, CannotStart, IUTProcess, Overlong
+from conformance.process import EOF, MAX_LINE_BYTES, CannotStart, IUTProcess, Overlong
 from conformance.registry import judge
 from conformance.results import CaseResult
 from reference import jsonio
@@ -153,22 +153,26 @@ def probe(command: str, case: StreamCase, *, timeout: float, cwd: str | None = N
         deadline = time.monotonic() + timeout
         if not ended:
             late, ended, more = _lines(proc, n + 1, lambda: deadline - time.monotonic())
-            overlong = overlong or more
+            overlong = overlong or ((more[0] + len(got), more[1]) if more else None)
         status = proc.wait(max(0.1, deadline - time.monotonic()))
         stderr = proc.stderr_tail()
     finally:
         proc.kill()
     obs = StreamObservation(case=case, answer={"lines": len(got) + len(late)}, got=tuple(got), late=tuple(late),
                             withheld=withheld, status=status, stderr=stderr, timeout=timeout)
-    errored = stream_errored(obs)
+    errored = stream_errored(obs, overlong)
     if overlong is not None and errored is None:
-        errored = Errored(reason=f"answered a line of {overlong.size} bytes, over the limit of a response", stderr=stderr)
+        errored = Errored(reason=f"response {overlong[0] + 1}: {_overlong(overlong[1])}", stderr=stderr)
     return _result(obs, errored)
 
 
-def _lines(proc: IUTProcess, most: int, wait: Any) -> tuple[list[bytes], bool, Overlong | None]:
+def _overlong(line: Overlong) -> str:
+    return f"a line of {line.size} bytes, over the {MAX_LINE_BYTES}-byte limit of a response"
+
+
+def _lines(proc: IUTProcess, most: int, wait: Any) -> tuple[list[bytes], bool, tuple[int, Overlong] | None]:
     """Up to ``most`` stdout lines, each within ``wait()`` seconds: the lines (an overlong one counts as an
-    empty line), whether stdout ended, and the first overlong line."""
+    empty line), whether stdout ended, and the first overlong line with its place among the lines."""
     out: list[bytes] = []
     overlong = None
     while len(out) < most:
@@ -179,14 +183,15 @@ def _lines(proc: IUTProcess, most: int, wait: Any) -> tuple[list[bytes], bool, O
         if line is EOF:
             return out, True, overlong
         if isinstance(line, Overlong):
-            overlong = overlong or line
+            overlong = overlong or (len(out), line)
             line = b""
         out.append(line)  # type: ignore[arg-type]
     return out, False, overlong
 
 
-def stream_errored(obs: StreamObservation) -> Errored | None:
-    """Why the stream cannot be judged (it hung, crashed, or answered garbage), or None."""
+def stream_errored(obs: StreamObservation, overlong: tuple[int, Overlong] | None = None) -> Errored | None:
+    """Why the stream cannot be judged (it hung, crashed, or answered garbage, or a line over the limit of a
+    response: ``overlong``, its place among the lines and what came), or None."""
     n = len(obs.case.lines)
     answered = obs.got + obs.late
     if obs.withheld and obs.late:
@@ -199,6 +204,8 @@ def stream_errored(obs: StreamObservation) -> Errored | None:
                        stderr=obs.stderr)
     if len(answered) == n:
         for k, raw in enumerate(answered):
+            if overlong is not None and k == overlong[0]:
+                return Errored(reason=f"response {k + 1}: {_overlong(overlong[1])}", stderr=obs.stderr)
             answer = parse_answer(raw)
             if isinstance(answer, Errored):
                 return Errored(reason=f"response {k + 1}: {answer.reason}", stderr=obs.stderr)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import subprocess
+import shlex
 import sys
 
 import pytest
@@ -123,6 +124,20 @@ def test_stream_faults_are_caught(name: str) -> None:
         assert not any(r.violations for r in results)  # a crash is errored, never a pass or a failure
         return
     assert any(v.clause == CLAUSE_OF[name] for r in results for v in r.violations), results
+
+
+def test_a_line_over_the_limit_in_a_stream_probe_is_errored_as_what_it_is() -> None:
+    from conformance.process import MAX_LINE_BYTES
+
+    # answers every request, the third with a line over the limit of a response: errored, and said so (the
+    # line is not "not JSON", and it is no stream fault)
+    code = ("import sys\nfor k, line in enumerate(sys.stdin):\n"
+            f"    print('{{\"diagnostic\": \"' + ('x' * {MAX_LINE_BYTES + 10} if k == 2 else 'no') + '\"}}', flush=True)")
+    command = f"{sys.executable} -c {shlex.quote(code)}"
+    case = stream_cases("planner", seed=0, count=1)[0]
+    result = probe(command, case, timeout=8.0)
+    assert result.errored is not None and not result.violations, result
+    assert result.errored.reason.startswith("response 3: a line of ") and "over the" in result.errored.reason, result
 
 
 def test_the_reference_plan_command_passes_the_stream_probes() -> None:

@@ -127,6 +127,24 @@ def test_a_misbehaving_process_gets_its_verdict_and_leaves_nothing_behind(how: s
         assert not failed, f"{how} breaks the stream, not {failed}"
 
 
+def test_an_exit_with_status_0_before_every_answer_while_certifying_fails_cli_stream(tmp_path: Path) -> None:
+    # past every stream probe (each starts the implementation afresh, and sends fewer requests): CLI-STREAM is
+    # judged on every batch of the certification, so the exit is a stream failure, not only errored cases
+    from conformance.stream import stream_cases
+    from tests.faulty.broken import LATE
+
+    assert max(len(case.lines) for case in stream_cases("compiler", seed=0)) < LATE
+
+    proc, report, seconds, maxrss = certify(python_module_command("tests.faulty.broken", "exit-late"), tmp_path,
+                                            "--examples", "30")
+    assert proc.returncode == 1 and seconds < 200 and maxrss < MEMORY_LIMIT_KIB, (proc.stdout[-3000:], seconds)
+    stream = next(r for r in report["clauses"] if r["clause"] == "CLI-STREAM")
+    assert stream["status"] == "failed", stream
+    assert "exited with status 0 before answering request" in proc.stdout
+    failed = [c for c, s in _statuses(report).items() if s == "failed" and not c.startswith("CLI-")]
+    assert not failed, failed
+
+
 # --- bodies that attack the harness --------------------------------------------------------------------
 
 

@@ -17,6 +17,8 @@ from reference.cli import compile_handler
 from reference.protocol import respond
 
 START = 8
+#: a request no stream probe reaches (each probe starts the implementation afresh and sends fewer)
+LATE = 50
 
 #: each way this module misbehaves (n is the request count)
 HOWS = {
@@ -29,6 +31,7 @@ HOWS = {
     "two-lines": "answers every 7th request after START with two lines",
     "dead": "exits with status 1 before answering anything",
     "exit-early": "exits with status 0 after START answers",
+    "exit-late": "exits with status 0 after LATE - 1 answers: past every stream probe, while certifying",
     "huge-stderr": "answers correctly, and writes 64 MiB to stderr for every 50 requests",
     "endless": "from request START + 1 on writes bytes without a newline, forever",
     "huge-line": "answers every 10th request after START with a 20 MB line",
@@ -85,6 +88,8 @@ def main(how: str) -> int:
         if how == "hang" and count == START + 1:
             time.sleep(3600)
         if how == "exit-early" and count == START + 1:
+            return 0
+        if how == "exit-late" and count == LATE:
             return 0
         if how == "garbage" and late and count % 4 == 0:
             answer = "this is not json"
