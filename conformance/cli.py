@@ -243,6 +243,16 @@ def _threads(text: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # whoever read the output stopped reading (`codemode spec | head -1`): no traceback, and nothing more
+        # written to the closed pipe (Python flushes stdout once more at exit)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+def _main(argv: list[str] | None) -> int:
     # whatever an implementation wrote (a lone surrogate in an error message, say) can be printed
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
@@ -526,8 +536,9 @@ def _certify(args: argparse.Namespace) -> int:
 
                 advice = ("The server did not answer a few trivial requests; check the address (it ends where"
                           " /chat/completions begins, often /v1), the model's name and the key." if args.openai else
-                          "The command did not answer a few trivial requests with one JSON object per line; check that"
-                          " it starts, reads JSON Lines on stdin and flushes one answer per request.")
+                          "The command did not answer a few trivial requests as the protocol asks (the reason is"
+                          " above); check that it starts, reads JSON Lines on stdin, answers each request (the kit's"
+                          " closing one too) with its own answer, one line each, and flushes after each line.")
                 print(f"codemode certify: smoke test failed, so nothing was certified: {shown(reason)}.\n{advice}",
                       file=sys.stderr)
                 if stderr.strip():

@@ -73,7 +73,7 @@ def clause_records(run: Run, target: str) -> list[dict[str, Any]]:
         if tally.failed_ids:
             record["failed_case_ids"] = tally.failed_ids[:MAX_IDS]
         if clause.kind == "scored":
-            record["metrics"] = _metrics(run, cid)
+            record["metrics"] = _metrics(run, cid, target)
         if cid in run.skipped:
             record["reason"] = run.skipped[cid]
         example = tally.minimal or tally.first_failure
@@ -103,7 +103,7 @@ def clause_records(run: Run, target: str) -> list[dict[str, Any]]:
     return out
 
 
-def _metrics(run: Run, cid: str) -> dict[str, Any]:
+def _metrics(run: Run, cid: str, target: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for metric, (rate, threshold, meets) in run.metrics(cid).items():
         tally = run.scores.get(metric)
@@ -129,7 +129,8 @@ def _metrics(run: Run, cid: str) -> dict[str, Any]:
         if tally is not None and tally.first_miss:
             family, (case, answer) = next(iter(sorted(tally.first_miss.items())))
             entry["example_miss"] = {"family": family, "request": case.request_line(),
-                                     "expected": case.expect, "answer": answer}
+                                     "expected": case.expect, "answer": answer,
+                                     "replay": replay_command(target, run.role, case.to_json())}
         out[metric] = entry
     if cid == "PL-REJECT":
         recall = run.scores.get("recall")
@@ -214,13 +215,30 @@ def junit_xml(report: dict[str, Any]) -> str:
     for r in records:
         case = ET.SubElement(suite, "testcase", classname=f"codemode.{report['role']}", name=r["clause"])
         ET.SubElement(case, "system-out").text = _xml_safe(f"{r['cases']} cases; {r['clause']}: {r['rule']}")
-        if r["status"] == "failed":
-            cx = r.get("counterexample", {})
+        if r["status"] == "failed" and "counterexample" in r:
+            cx = r["counterexample"]
             node = ET.SubElement(case, "failure", message=_xml_safe(cx.get("message", "failed")), type=r["clause"])
             node.text = _xml_safe(
                 f"{r['failed']} of {r['cases']} cases failed.\n"
-                f"minimal request: {cx.get('request')}\nreplay: {cx.get('replay')}"
+                f"{'minimal' if cx.get('minimal') else 'first failing'} request: {cx.get('request')}\n"
+                f"replay: {cx.get('replay')}"
             )
+        elif r["status"] == "failed":  # a scored clause: its rates, and one miss of each rate short of its threshold
+            rates = {name: m for name, m in r.get("metrics", {}).items() if isinstance(m, dict) and "meets" in m}
+            short = [name for name, m in rates.items() if not m["meets"]]
+            message = "; ".join(f"{name} {_rate(rates[name]['rate'])} ({rates[name]['bound']}"
+                                f" {_rate(rates[name]['threshold'])} required)" for name in short) or "failed"
+            node = ET.SubElement(case, "failure", message=_xml_safe(message), type=r["clause"])
+            text = [f"{name}: {_rate(m['rate'])} of {m['cases']} cases, {m['bound']} {_rate(m['threshold'])} required"
+                    + ("" if m["meets"] else " (MISSED)") for name, m in rates.items()]
+            for name in short:
+                miss = rates[name].get("example_miss")
+                if miss:
+                    text += [f"one miss of {name}, family {miss['family']}:", f"  request: {miss['request']}",
+                             f"  expected: {jsonio.dumps(miss['expected'])}", f"  answer: {jsonio.dumps(miss['answer'])}"]
+                    if miss.get("replay"):
+                        text.append(f"  replay: {miss['replay']}")
+            node.text = _xml_safe("\n".join(text))
         elif r["status"] == "errored":
             err = r.get("error", {})
             node = ET.SubElement(case, "error", message=_xml_safe(err.get("reason", "errored")))
@@ -228,6 +246,10 @@ def junit_xml(report: dict[str, Any]) -> str:
         elif r["status"] == "skipped":
             ET.SubElement(case, "skipped", message=r.get("reason", "no case exercised this clause"))
     return ET.tostring(suite, encoding="unicode", xml_declaration=True)
+
+
+def _rate(value: Any) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
 
 
 def _xml_safe(text: str) -> str:
@@ -290,6 +312,8 @@ def text_report(report: dict[str, Any]) -> str:
             lines += ["", f"{r['clause']} misses its threshold; one miss, family {shown(miss['family'])}:",
                       f"  request: {miss['request']}", f"  expected: {jsonio.dumps(miss['expected'])[:400]}",
                       f"  answer:   {jsonio.dumps(miss['answer'])[:400]}"]
+            if miss.get("replay"):
+                lines.append(f"  replay: {miss['replay']}")
         if r["status"] == "failed" and "counterexample" in r:
             cx = r["counterexample"]
             lines += [
@@ -362,7 +386,9 @@ def jsonl_report(run: Run, report: dict[str, Any]) -> str:
     for entry in run.log:
         case, outcome = entry.case, entry.outcome
         line: dict[str, Any] = {"type": "case", "id": case.id, "outcome": outcome}
-        if outcome != "passed":
+        if entry.missed:  # passed every hard clause it exercised, but is a miss of a scored rate
+            line["missed"] = list(entry.missed)
+        if outcome != "passed" or entry.missed:
             line["request"] = case.request_line()
             line["violations"] = [
                 {"clause": v.clause, "message": v.message, "expected": _text(v.expected), "actual": _text(v.actual)}

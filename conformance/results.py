@@ -88,8 +88,11 @@ class LogEntry:
     case: Any
     outcome: str  # passed, failed, errored, flaky
     violations: tuple[Violation, ...]
-    answer: str | None  # the answer's JSON text, shortened (kept for cases that did not pass)
+    answer: str | None  # the answer's JSON text, shortened (kept for cases that did not pass or missed a score)
     error: Errored | None = None  # why an errored case has no usable answer
+    #: the scored rates this case counts against (``PL-ACCURACY:accuracy``, ``PL-REJECT:false-diagnosis``): a
+    #: case can pass every hard clause and still be a miss of a scored one
+    missed: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -128,10 +131,11 @@ class Run:
 
     def record(self, result: CaseResult) -> None:
         self.cases += 1
+        missed = tuple(f"{score.clause}:{score.metric}" for score in result.scores if _misses(score))
         answer = None
-        if result.outcome != "passed" and result.answer is not None:
+        if (result.outcome != "passed" or missed) and result.answer is not None:
             answer = _excerpt(result.answer)
-        self.log.append(LogEntry(result.case, result.outcome, tuple(result.violations), answer, result.errored))
+        self.log.append(LogEntry(result.case, result.outcome, tuple(result.violations), answer, result.errored, missed))
         if result.errored is not None and result.errored.condition:
             self.conditions[result.errored.condition] += 1
         for score in result.scores:
@@ -259,3 +263,10 @@ def merge(into: Run, other: Run) -> None:
         mine.first_failure = mine.first_failure or tally.first_failure
         mine.minimal = mine.minimal or tally.minimal
         mine.first_error = mine.first_error or tally.first_error
+
+
+def _misses(score: Score) -> bool:
+    """Whether ``score`` counts against its rate: no hit for an ``at least`` rate, an occurrence of what an
+    ``at most`` rate counts (a false diagnosis)."""
+    bound = next((m.bound for m in clause(score.clause).metrics if m.name == score.metric), "at least")
+    return score.ok if bound == "at most" else not score.ok

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import time
 import sys
@@ -79,6 +80,33 @@ def test_faulty_planner_fails_with_a_replayable_counterexample(tmp_path: Path) -
     assert replay.returncode == 1 and "IN-LENGTH" in replay.stdout, replay.stdout + replay.stderr
 
 
+def test_a_scored_failure_says_its_rates_and_a_replayable_miss_in_every_report(tmp_path: Path) -> None:
+    target = "tests.faulty.planners:sloppy_output"
+    report, junit, lines = tmp_path / "r.json", tmp_path / "j.xml", tmp_path / "r.jsonl"
+    proc = certify("--python", target, "--examples", "150", "--no-english", "--report", str(report), "--jsonl", str(lines),
+                   "--junit", str(junit), role="planner")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    accuracy = next(c for c in json.loads(report.read_text())["clauses"] if c["clause"] == "PL-ACCURACY")
+    assert accuracy["status"] == "failed"
+    miss = accuracy["metrics"]["accuracy"]["example_miss"]
+    # the terminal and JUnit say the rate, its threshold and one miss with its replay; no None anywhere
+    assert "PL-ACCURACY misses its threshold" in proc.stdout and f"replay: {miss['replay']}" in proc.stdout
+    (node,) = [c for c in ET.parse(junit).getroot().findall("testcase") if c.get("name") == "PL-ACCURACY"]
+    failure = node.find("failure")
+    assert failure is not None and "accuracy" in failure.get("message", "") and "required" in failure.get("message", "")
+    assert "None" not in (failure.text or "") and "replay: " in (failure.text or "") and "(MISSED)" in (failure.text or "")
+    # the case lines mark each miss of a scored rate, with what a reader needs to see it again
+    cases = [json.loads(line) for line in lines.read_text().splitlines() if json.loads(line)["type"] == "case"]
+    missed = [c for c in cases if "PL-ACCURACY:accuracy" in c.get("missed", ())]
+    assert missed and all(c["outcome"] == "passed" and c["request"] and c["answer"] and c["replay"] for c in missed)
+    args = shlex.split(miss["replay"])
+    replay = subprocess.run(
+        [sys.executable, "-m", "conformance.cli", "certify", "--role", "planner", "--python", target, "--case",
+         args[args.index("--case") + 1]], capture_output=True, text=True, timeout=120,
+    )
+    assert "PL-ACCURACY" in replay.stdout, replay.stdout + replay.stderr
+
+
 def test_usage_errors_exit_2() -> None:
     proc = certify("--python", "no_such_module:nothing")
     assert proc.returncode == 2 and "cannot be imported" in proc.stderr
@@ -99,6 +127,13 @@ def test_version_and_spec() -> None:
     one = kit("spec", "js-parallel")
     assert one.stdout.startswith("### JS-PARALLEL") and "**Rule:**" in one.stdout
     assert kit("spec", "JS-NOPE").returncode == 2
+    # a reader that stops reading (`codemode spec | head -1`; here, before anything is written): no traceback
+    piped = subprocess.Popen([sys.executable, "-m", "conformance.cli", "spec"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    assert piped.stdout is not None
+    piped.stdout.close()
+    _, err = piped.communicate(timeout=60)
+    assert piped.returncode == 1 and "Traceback" not in err and "BrokenPipe" not in err, err
 
 
 def test_a_report_can_go_to_stdout_and_the_table_then_goes_to_stderr(tmp_path: Path) -> None:
