@@ -101,8 +101,10 @@ def write(path: Path, entries: Iterable[Entry]) -> int:
 
 
 def default_root() -> Path | None:
-    """``corpora/`` in the working directory, else the one beside the kit's source (a checkout)."""
-    for root in (Path("corpora"), Path(__file__).resolve().parent.parent / "corpora"):
+    """``corpora/`` in the working directory, else the one beside the kit's source (a checkout), else the
+    curated corpora installed with the kit (``conformance/curated/``, the checkout's ``corpora/curated/``)."""
+    here = Path(__file__).resolve().parent
+    for root in (Path("corpora"), here.parent / "corpora", here):
         if (root / "curated").is_dir() or (root / "regressions").is_dir():
             return root
     return None

@@ -51,6 +51,12 @@ def test_the_installed_kit_certifies_a_compiler_from_another_directory(installed
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["summary"]["failed"] == report["summary"]["errored"] == 0 and report["summary"]["passed"] == 19
+    # the curated corpus installed with the kit is replayed first, as in a checkout
+    from conformance import corpus
+
+    curated = len(corpus.discover(ROOT / "corpora", "compiler"))
+    assert curated
+    assert f"({curated} from the corpora)" in proc.stdout, proc.stdout[:600]
     record = next(c for c in report["clauses"] if c["clause"] == "JS-PARALLEL")
     assert record["rule"].startswith("In parallel mode") and record["spec"].endswith("#js-parallel")
     assert not (tmp_path / ".hypothesis").exists()
