@@ -327,7 +327,7 @@ def text_report(report: dict[str, Any]) -> str:
                 lines.append(f"  ({cx['note']})")
         elif r["status"] == "errored" and "error" in r:
             err = r["error"]
-            lines += ["", f"{r['clause']} errored on {r['errored']} cases: {shown(err['reason'])}", f"  request: {err['request']}"]
+            lines += ["", f"{r['clause']} errored on {r['errored']} case{'s' if r['errored'] != 1 else ''}: {shown(err['reason'])}", f"  request: {err['request']}"]
             if err["stderr"].strip():
                 tail = err["stderr"].strip()[-800:].split("\n")
                 lines.append("  stderr: " + "\n          ".join(shown(line) for line in tail))
