@@ -248,6 +248,15 @@ def junit_xml(report: dict[str, Any]) -> str:
     return ET.tostring(suite, encoding="unicode", xml_declaration=True)
 
 
+#: how much of a counterexample's expected and actual text the terminal and Markdown reports show (the JSON
+#: report and the replay have all of it)
+EXCERPT_CHARS = 400
+
+
+def _excerpt_text(text: str) -> str:
+    return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + f"… ({len(text)} characters)"
+
+
 def _rate(value: Any) -> str:
     return "n/a" if value is None else f"{value:.4f}"
 
@@ -281,7 +290,8 @@ def text_report(report: dict[str, Any]) -> str:
         note = "" if r.get("gating", True) else "  (reported, not gating)"
         if r.get("reason") and r["status"] == "skipped":
             note = f"  ({r['reason']})"
-        lines.append(f"{r['clause']:<15} {status:<8} {r['cases']:>6} {r['failed']:>7} {r['errored']:>8}{note}")
+        failed = "-" if r.get("kind") == "scored" else r["failed"]  # a scored clause is judged by its rates, below
+        lines.append(f"{r['clause']:<15} {status:<8} {r['cases']:>6} {failed:>7} {r['errored']:>8}{note}")
         for metric, m in r.get("metrics", {}).items():
             if metric == "precision":
                 if m["rate"] is not None:
@@ -321,8 +331,11 @@ def text_report(report: dict[str, Any]) -> str:
                 f"{r['clause']} failed on {r['failed']} of {r['cases']} cases: {r['summary']}",
                 f"  {shown(cx['message'])}",
                 f"  {'minimal' if cx.get('minimal') else 'first failing'} request: {cx['request']}",
-                f"  replay: {cx['replay']}",
             ]
+            for label in ("expected", "actual"):  # what the clause wanted and what the implementation did
+                if cx.get(label) is not None:
+                    lines.append(f"  {label}: {_excerpt_text(shown(str(cx[label])))}")
+            lines.append(f"  replay: {cx['replay']}")
             if cx.get("note"):
                 lines.append(f"  ({cx['note']})")
         elif r["status"] == "errored" and "error" in r:
@@ -456,14 +469,19 @@ def markdown_report(report: dict[str, Any], verdict: Any = None) -> str:
         if r["status"] in ("failed", "errored") and r.get("gating", True) and verdict is not None:
             # in a gated run, what the expectations already list is not news; what they do not list is
             result = f"☑️ {r['status']} (known)" if r["clause"] in known else f"{icon[r['status']]} **{r['status'].upper()} (new)**"
-        lines.append(f"| {_link(r)} | {result} | {r['cases']} | {r['failed']} | {r['errored']} | {_md('; '.join(notes))} |")
+        failed = "-" if r.get("kind") == "scored" else r["failed"]  # judged by its rates (the notes)
+        lines.append(f"| {_link(r)} | {result} | {r['cases']} | {failed} | {r['errored']} | {_md('; '.join(notes))} |")
     for r in report["clauses"]:
         tag = " (known)" if r["clause"] in known else (" (new)" if verdict is not None and r.get("gating", True) else "")
         if r["status"] == "failed" and "counterexample" in r:
             cx = r["counterexample"]
             lines += ["", f"### {r['clause']} failed{tag} ({r['failed']} of {r['cases']} cases)", "", f"> {_md(r['rule'])}", "",
                       _md(cx["message"]), "", "Minimal request:" if cx.get("minimal") else "First failing request:", "",
-                      *_fenced(cx["request"], "json"), "", "Replay:", "", *_fenced(cx["replay"], "sh")]
+                      *_fenced(cx["request"], "json")]
+            for label in ("expected", "actual"):
+                if cx.get(label) is not None:
+                    lines += ["", f"{label.capitalize()}:", "", *_fenced(_excerpt_text(str(cx[label])), "text")]
+            lines += ["", "Replay:", "", *_fenced(cx["replay"], "sh")]
         elif r["status"] == "errored" and "error" in r:
             lines += ["", f"### {r['clause']} errored{tag}", "", _md(r["error"]["reason"]), "", *_fenced(r["error"]["request"], "json")]
     if report.get("stopped"):

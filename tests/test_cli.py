@@ -73,6 +73,8 @@ def test_faulty_planner_fails_with_a_replayable_counterexample(tmp_path: Path) -
     clauses = {c["clause"]: c for c in json.loads((tmp_path / "r.json").read_text())["clauses"]}
     assert clauses["IN-LENGTH"]["status"] == "failed"
     cx = clauses["IN-LENGTH"]["counterexample"]
+    # the terminal says what was expected and what the planner answered, not only that it failed
+    assert "  expected: {\"diagnostic\": ...}" in proc.stdout and "  actual: {\"plan\":" in proc.stdout, proc.stdout[-3000:]
     replay = subprocess.run(
         [sys.executable, "-m", "conformance.cli", "certify", "--role", "planner", "--python", target, "--case", json.dumps(cx["case"])],
         capture_output=True, text=True, timeout=120,
@@ -91,6 +93,8 @@ def test_a_scored_failure_says_its_rates_and_a_replayable_miss_in_every_report(t
     miss = accuracy["metrics"]["accuracy"]["example_miss"]
     # the terminal and JUnit say the rate, its threshold and one miss with its replay; no None anywhere
     assert "PL-ACCURACY misses its threshold" in proc.stdout and f"replay: {miss['replay']}" in proc.stdout
+    row = next(line.split() for line in proc.stdout.splitlines() if line.startswith("PL-ACCURACY "))
+    assert row[1] == "FAILED" and row[3] == "-", row  # no "0 failed" beside a failed scored clause
     (node,) = [c for c in ET.parse(junit).getroot().findall("testcase") if c.get("name") == "PL-ACCURACY"]
     failure = node.find("failure")
     assert failure is not None and "accuracy" in failure.get("message", "") and "required" in failure.get("message", "")
