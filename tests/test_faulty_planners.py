@@ -8,8 +8,8 @@ faults run as subprocesses through the stream probe. One faulty planner goes thr
 from __future__ import annotations
 
 import random
-import subprocess
 import shlex
+import subprocess
 import sys
 
 import pytest
