@@ -131,21 +131,21 @@ class Run:
 
     def record(self, result: CaseResult) -> None:
         self.cases += 1
-        missed = tuple(f"{score.clause}:{score.metric}" for score in result.scores if _misses(score))
+        misses = [not score.ok if self._bound(score.metric) == "at least" else score.ok for score in result.scores]
+        missed = tuple(f"{score.clause}:{score.metric}" for score, miss in zip(result.scores, misses) if miss)
         answer = None
         if (result.outcome != "passed" or missed) and result.answer is not None:
             answer = _excerpt(result.answer)
         self.log.append(LogEntry(result.case, result.outcome, tuple(result.violations), answer, result.errored, missed))
         if result.errored is not None and result.errored.condition:
             self.conditions[result.errored.condition] += 1
-        for score in result.scores:
+        for score, miss in zip(result.scores, misses):
             tally_s = self.scores.setdefault(score.metric, ScoreTally())
             tally_s.total[score.family] += 1
             tally_s.ok[score.family] += score.ok
             for label in score.axes:
                 tally_s.axes_total[label] += 1
                 tally_s.axes_ok[label] += score.ok
-            miss = not score.ok if self._bound(score.metric) == "at least" else score.ok
             if miss and score.family not in tally_s.first_miss:
                 tally_s.first_miss[score.family] = (result.case, result.answer)
         # a violated clause counts the case too, whatever the judge said it exercised
@@ -263,10 +263,3 @@ def merge(into: Run, other: Run) -> None:
         mine.first_failure = mine.first_failure or tally.first_failure
         mine.minimal = mine.minimal or tally.minimal
         mine.first_error = mine.first_error or tally.first_error
-
-
-def _misses(score: Score) -> bool:
-    """Whether ``score`` counts against its rate: no hit for an ``at least`` rate, an occurrence of what an
-    ``at most`` rate counts (a false diagnosis)."""
-    bound = next((m.bound for m in clause(score.clause).metrics if m.name == score.metric), "at least")
-    return score.ok if bound == "at most" else not score.ok

@@ -162,12 +162,15 @@ def probe(command: str, case: StreamCase, *, timeout: float, cwd: str | None = N
                             withheld=withheld, status=status, stderr=stderr, timeout=timeout)
     errored = stream_errored(obs, overlong)
     if overlong is not None and errored is None:
-        errored = Errored(reason=f"response {overlong[0] + 1}: {_overlong(overlong[1])}", stderr=stderr)
+        errored = _overlong(overlong, stderr)
     return _result(obs, errored)
 
 
-def _overlong(line: Overlong) -> str:
-    return f"a line of {line.size} bytes, over the {MAX_LINE_BYTES}-byte limit of a response"
+def _overlong(overlong: tuple[int, Overlong], stderr: str) -> Errored:
+    """The stream's line at ``overlong[0]`` was over the limit of a response: errored, and said so."""
+    k, line = overlong
+    return Errored(reason=f"response {k + 1}: a line of {line.size} bytes, over the {MAX_LINE_BYTES}-byte limit of a"
+                   " response", stderr=stderr)
 
 
 def _lines(proc: IUTProcess, most: int, wait: Any) -> tuple[list[bytes], bool, tuple[int, Overlong] | None]:
@@ -205,7 +208,7 @@ def stream_errored(obs: StreamObservation, overlong: tuple[int, Overlong] | None
     if len(answered) == n:
         for k, raw in enumerate(answered):
             if overlong is not None and k == overlong[0]:
-                return Errored(reason=f"response {k + 1}: {_overlong(overlong[1])}", stderr=obs.stderr)
+                return _overlong(overlong, obs.stderr)
             answer = parse_answer(raw)
             if isinstance(answer, Errored):
                 return Errored(reason=f"response {k + 1}: {answer.reason}", stderr=obs.stderr)

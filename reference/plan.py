@@ -192,7 +192,7 @@ def _call_violations(call: dict[str, Any], index: int, catalog: Catalog) -> Iter
         kind = declared.get(arg)
         if kind is None:
             yield Violation(clause="PL-ARGS", message=f"{arg!r} in calls[{index}] is not an argument of {name!r}")
-        elif not _has_type(value, kind):
+        elif not has_type(value, kind):
             yield Violation(
                 clause="PL-ARGS", message=f"{value!r} for {name}.{arg} in calls[{index}] is not a {kind}"
             )
@@ -209,7 +209,8 @@ def _call_violations(call: dict[str, Any], index: int, catalog: Catalog) -> Iter
             )
 
 
-def _has_type(value: Any, kind: str) -> bool:
+def has_type(value: Any, kind: str) -> bool:
+    """Whether a plan value is of the argument type ``kind`` (``reference.catalog.ARGUMENT_TYPES``)."""
     if kind == "string":
         return isinstance(value, str)
     if kind == "boolean":

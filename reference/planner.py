@@ -33,7 +33,7 @@ from reference.compiler import compile_plan
 from reference.jsonio import json_equal
 from reference.lexer import Token, lex, shown
 from reference.names import is_tool_name
-from reference.plan import Plan, validate_plan
+from reference.plan import Plan, has_type, validate_plan
 from reference.violations import InvalidRecord, Violation
 
 #: tokens per batch the network runs (padding included): small batches keep its tensors in the core's
@@ -495,7 +495,7 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
         tool = tools[first["tool"]]
         if any(r in second["args"] for r in tool.required):
             first["args"] = {name: value for name, value in second["args"].items()
-                             if tool.argument_type(name) == _json_type(value)}
+                             if (kind := tool.argument_type(name)) is not None and has_type(value, kind)}
     n = len(calls)
     mode = "single" if n == 1 else schedule
     kind = output if output != "default" else ("last" if n == 1 else "all")
@@ -635,11 +635,6 @@ def reread(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
         if not isinstance(raw, str) and sum(len(c["args"]) for c in raw["calls"]) >= named and not validate_plan(raw, catalog):
             return raw  # (a reading in which an argument name is left without its value is no reading)
     return None
-
-
-def _json_type(value: Any) -> str:
-    """The argument type (``reference.catalog.ARGUMENT_TYPES``) a decoded value is of."""
-    return "boolean" if isinstance(value, bool) else "string" if isinstance(value, str) else "number"
 
 
 def _plain(value: Any) -> Any:
