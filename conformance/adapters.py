@@ -126,11 +126,13 @@ class SubprocessAdapter:
         self._proc: IUTProcess | None = None
         self._fence_seconds = 0.0  # the slowest fence answer seen: how long a line more may take to come
         self._last: tuple[str, ...] = ()
+        self._sent = 0  # the requests the running process was sent before this exchange's (closing ones too)
         self.fence_check: FenceCheck | None = None
 
     def _start(self) -> IUTProcess:
         proc = IUTProcess(self.command, cwd=self.cwd)
         self.starts += 1
+        self._sent = 0
         self._proc = proc
         return proc
 
@@ -180,6 +182,7 @@ class SubprocessAdapter:
             self._kill()
             proc = self._start()
         self._last = tuple(lines)
+        before, self._sent = self._sent, self._sent + len(lines) + 1
         nonce = "f" + secrets.token_hex(8)
         fence = jsonio.dumps(_fence_request(self.fence, nonce))
         payload = b"".join(line.encode("utf-8", "surrogatepass") + b"\n" for line in (*lines, fence))
@@ -199,7 +202,9 @@ class SubprocessAdapter:
                 else:
                     reason = f"exited with status {status} before answering {what}"
                     if status == 0:  # a stream fault (CLI-STREAM), not only a crash: nothing said it failed
-                        self._fault(lines, reason, kind="lost")
+                        self._fault(lines, reason + " of this exchange" + (
+                            f", after {before} earlier requests to the same process (a replay of this exchange"
+                            " alone, on a new process, may not show it)" if before else ""), kind="lost")
                 return self._fail(answers, len(lines), reason)
             if index == len(lines):
                 self._fence_seconds = max(self._fence_seconds, time.monotonic() - last)

@@ -225,7 +225,7 @@ def record_stream_faults(run: Run, adapter: Any) -> None:
         case = StreamCase(lines=tuple(line.encode("utf-8", "surrogatepass") for line in lines),
                           bad=tuple(False for _ in lines))
         if kind == "lost":
-            message = (f"while certifying, the implementation {what} of this exchange: requests were left"
+            message = (f"while certifying, the implementation {what}: requests were left"
                        " unanswered with nothing to say it failed, and were errored")
         else:
             message = (f"while certifying, the implementation {what}; the answers of those requests could not be"

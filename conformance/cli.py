@@ -98,7 +98,7 @@ def _parser() -> argparse.ArgumentParser:
                       help="gate on expectations: known failures pass, new failures, rates past their floors and stale entries fail")
     cert.add_argument("--update-expectations", action="store_true",
                       help="write this run's failures and rates to the --expect file (and pass)")
-    cert.add_argument("--case", help="replay one case (its JSON, as a failure report prints it)")
+    cert.add_argument("--case", help="replay one case: its JSON, as a failure report prints it, or @FILE to read it from FILE")
     cert.add_argument("--corpora", type=Path, default=None, metavar="DIR",
                       help="replay DIR/curated and DIR/regressions first (default: ./corpora, else the kit's)")
     cert.add_argument("--no-corpora", action="store_true", help="generate cases only; replay no corpus")
@@ -573,7 +573,7 @@ def _certify(args: argparse.Namespace) -> int:
         report["driver"] = adapter.summary()
     if english:
         report["english"] = english
-    text = text_report(report)
+    text = text_report(report, case_file=_case_files())
     if args.quiet:
         text = "\n".join(line for line in text.splitlines()[3:] if not _table_row(line, report)).strip()
     print(text, file=human)
@@ -621,6 +621,29 @@ def _private_hypothesis_home() -> None:
     from hypothesis import configuration
 
     configuration.set_hypothesis_home_dir(os.path.join(tempfile.gettempdir(), f"codemode-hypothesis-{os.getuid()}"))
+
+
+def _case_files() -> Any:
+    """Where the terminal's long replay commands keep their cases: each case's JSON in a file of a directory
+    of this run's own (made when first needed, in the system's temporary directory, readable by this user
+    only), replayed with ``--case @FILE``."""
+    import hashlib
+    import tempfile
+
+    from reference import jsonio
+
+    made: list[str] = []
+
+    def write(case: dict[str, Any]) -> str:
+        if not made:
+            made.append(tempfile.mkdtemp(prefix="codemode-cases-"))
+        text = jsonio.dumps(case)
+        path = os.path.join(made[0], hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16] + ".json")
+        with open(path, "w", encoding="utf-8", errors="surrogatepass") as f:
+            f.write(text + "\n")
+        return path
+
+    return write
 
 
 def _write_reports(args: argparse.Namespace, run: Any, report: dict[str, Any], verdict: object) -> None:
@@ -705,6 +728,11 @@ def _replay(adapter: Any, host: Any, args: argparse.Namespace, text: str) -> int
     from reference import jsonio
 
     try:
+        if text.startswith("@"):  # a case's JSON never starts so
+            try:
+                text = Path(text[1:]).read_text(encoding="utf-8", errors="surrogatepass")
+            except OSError as err:
+                raise ValueError(f"cannot read {text[1:]!r}: {err.strerror or err}") from None
         raw = jsonio.loads(text)
         if args.role == "collector":
             from conformance.collect import CollectCase, CollectJudge
@@ -726,11 +754,11 @@ def _replay(adapter: Any, host: Any, args: argparse.Namespace, text: str) -> int
     except (ValueError, KeyError, TypeError) as err:
         print(f"codemode certify: --case is not a case: {err}", file=sys.stderr)
         return EXIT_USAGE
-    from conformance.report import shown
+    from conformance.report import request_text, shown
 
     (result,) = evaluate([case])
     print(f"case {case.id}: {result.outcome}")
-    print(f"request: {case.request_line()}")
+    print(f"request: {request_text(case.request_line())}")
     if result.answer is not None:
         print(f"answer:  {jsonio.dumps(result.answer)[:2000]}")
     if result.errored is not None:

@@ -20,6 +20,7 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from conformance.registry import clause as clause_of
@@ -40,6 +41,17 @@ def kit_command() -> str:
 def replay_command(target: str, role: str, case_json: dict[str, Any]) -> str:
     """The command line that re-runs one case; ``target`` is ``--cmd '...'`` or ``--python m:f``."""
     return f"{kit_command()} certify --role {role} {target} --case {shlex.quote(jsonio.dumps(case_json))}"
+
+
+def replay_file_command(target: str, role: str, path: str) -> str:
+    """The command line that re-runs the case written (as its JSON) to the file at ``path``."""
+    return f"{kit_command()} certify --role {role} {target} --case {shlex.quote('@' + path)}"
+
+
+#: the longest replay command the terminal prints whole; a longer one (a stream case of dozens of requests,
+#: a request with a long string) replays its case from a file the caller of :func:`text_report` writes, so
+#: that it stays one line a reader can copy and a shell can run. The reports keep every command whole.
+REPLAY_CHARS = 8000
 
 
 def spec_link(cid: str) -> str:
@@ -128,7 +140,7 @@ def _metrics(run: Run, cid: str, target: str) -> dict[str, Any]:
                                   for label, n in sorted(tally.axes_total.items())}
         if tally is not None and tally.first_miss:
             family, (case, answer) = next(iter(sorted(tally.first_miss.items())))
-            entry["example_miss"] = {"family": family, "request": case.request_line(),
+            entry["example_miss"] = {"family": family, "request": case.request_line(), "case": case.to_json(),
                                      "expected": case.expect, "answer": answer,
                                      "replay": replay_command(target, run.role, case.to_json())}
         out[metric] = entry
@@ -173,6 +185,7 @@ def json_report(
             {
                 "case_id": case.id,
                 "request": case.request_line(),
+                "case": case.to_json(),
                 "outcomes": [_repeat_label(r) for r in repeats],
                 "clauses": sorted({v.clause for r in repeats for v in r.violations}
                                   | {sc.clause for r in repeats for sc in r.scores}),
@@ -253,8 +266,18 @@ def junit_xml(report: dict[str, Any]) -> str:
 EXCERPT_CHARS = 400
 
 
-def _excerpt_text(text: str) -> str:
-    return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + f"… ({len(text)} characters)"
+def _excerpt_text(text: str, limit: int = EXCERPT_CHARS) -> str:
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text)} characters)"
+
+
+#: the most of a request the terminal shows (a plan request with its catalog is well under it)
+REQUEST_CHARS = 2000
+
+
+def request_text(text: str) -> str:
+    """A request on the terminal: whole, as one JSONL line, up to ``REQUEST_CHARS`` (a stream case's dozens of
+    requests, or a request with a long string, in part: the replay and the reports have it whole)."""
+    return _excerpt_text(shown(text), REQUEST_CHARS)
 
 
 def _rate(value: Any) -> str:
@@ -273,7 +296,18 @@ def _xml_safe(text: str) -> str:
     return "".join(out)
 
 
-def text_report(report: dict[str, Any]) -> str:
+def text_report(report: dict[str, Any], *, case_file: Callable[[dict[str, Any]], str] | None = None) -> str:
+    """The terminal's report. Requests, expectations and answers are shown up to ``EXCERPT_CHARS``; a replay
+    command over ``REPLAY_CHARS`` replays its case from the file ``case_file(case)`` writes and names, or,
+    with no ``case_file``, is shown in part, pointing at the reports that have it whole."""
+
+    def replay(command: str, case: dict[str, Any] | None) -> str:
+        if len(command) <= REPLAY_CHARS:
+            return command
+        if case_file is not None and case is not None:
+            return replay_file_command(report["target"], report["role"], case_file(case))
+        return command[:EXCERPT_CHARS] + f"… ({len(command)} characters; the JSON report has the whole command)"
+
     lines = [
         f"codemode certify — {report['role']}: {report['implementation']}",
         f"profile {report['profile']}, seed {report['seed']}, {report['cases']} cases"
@@ -320,34 +354,35 @@ def text_report(report: dict[str, Any]) -> str:
         miss = next((m.get("example_miss") for m in r.get("metrics", {}).values() if isinstance(m, dict) and not m.get("meets", True) and m.get("example_miss")), None)
         if r["status"] == "failed" and miss:
             lines += ["", f"{r['clause']} misses its threshold; one miss, family {shown(miss['family'])}:",
-                      f"  request: {miss['request']}", f"  expected: {jsonio.dumps(miss['expected'])[:400]}",
-                      f"  answer:   {jsonio.dumps(miss['answer'])[:400]}"]
+                      f"  request: {request_text(miss['request'])}",
+                      f"  expected: {_excerpt_text(jsonio.dumps(miss['expected']))}",
+                      f"  answer:   {_excerpt_text(jsonio.dumps(miss['answer']))}"]
             if miss.get("replay"):
-                lines.append(f"  replay: {miss['replay']}")
+                lines.append(f"  replay: {replay(miss['replay'], miss.get('case'))}")
         if r["status"] == "failed" and "counterexample" in r:
             cx = r["counterexample"]
             lines += [
                 "",
                 f"{r['clause']} failed on {r['failed']} of {r['cases']} cases: {r['summary']}",
                 f"  {shown(cx['message'])}",
-                f"  {'minimal' if cx.get('minimal') else 'first failing'} request: {cx['request']}",
+                f"  {'minimal' if cx.get('minimal') else 'first failing'} request: {request_text(cx['request'])}",
             ]
             for label in ("expected", "actual"):  # what the clause wanted and what the implementation did
                 if cx.get(label) is not None:
                     lines.append(f"  {label}: {_excerpt_text(shown(str(cx[label])))}")
-            lines.append(f"  replay: {cx['replay']}")
+            lines.append(f"  replay: {replay(cx['replay'], cx.get('case'))}")
             if cx.get("note"):
                 lines.append(f"  ({cx['note']})")
         elif r["status"] == "errored" and "error" in r:
             err = r["error"]
-            lines += ["", f"{r['clause']} errored on {r['errored']} case{'s' if r['errored'] != 1 else ''}: {shown(err['reason'])}", f"  request: {err['request']}"]
+            lines += ["", f"{r['clause']} errored on {r['errored']} case{'s' if r['errored'] != 1 else ''}: {shown(err['reason'])}", f"  request: {request_text(err['request'])}"]
             if err["stderr"].strip():
                 tail = err["stderr"].strip()[-800:].split("\n")
                 lines.append("  stderr: " + "\n          ".join(shown(line) for line in tail))
     for flaky in report.get("flaky", [])[:10]:
         lines += ["", f"FLAKY case {flaky['case_id']}: outcomes {', '.join(flaky['outcomes'])} over"
                   f" {report['repeat']} repeats ({', '.join(flaky['clauses']) or 'no clause named'})",
-                  f"  request: {flaky['request']}", f"  replay: {flaky['replay']}"]
+                  f"  request: {request_text(flaky['request'])}", f"  replay: {replay(flaky['replay'], flaky.get('case'))}"]
     lines += _driver_text(report)
     from conformance import english
 

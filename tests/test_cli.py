@@ -43,6 +43,37 @@ def test_faulty_compiler_fails_with_a_replayable_counterexample(tmp_path: Path) 
         timeout=120,
     )
     assert replay.returncode == 1 and "JS-PARALLEL" in replay.stdout
+    # and from a file (as the terminal replays a case too long for one line), the same
+    case_file = tmp_path / "case.json"
+    case_file.write_text(json.dumps(cx["case"]) + "\n")
+    command = [sys.executable, "-m", "conformance.cli", "certify", "--role", "compiler", "--cmd",
+               python_module_command("tests.faulty.compilers", "staggered-parallel"), "--case"]
+    from_file = subprocess.run([*command, f"@{case_file}"], capture_output=True, text=True, timeout=120)
+    assert from_file.returncode == 1 and from_file.stdout == replay.stdout
+    missing = subprocess.run([*command, f"@{tmp_path / 'gone.json'}"], capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 2 and "cannot read" in missing.stderr and "gone.json" in missing.stderr
+
+
+def test_a_long_replay_is_replayed_from_a_file_on_the_terminal_and_kept_whole_in_the_reports() -> None:
+    from conformance.report import REPLAY_CHARS, replay_command, text_report
+
+    case = {"stream": ['{"plan":' + "1" * 3000 + "}"] * 3, "bad": [False] * 3}
+    assert len(replay_command("--cmd ./iut", "compiler", case)) > REPLAY_CHARS
+    whole = replay_command("--cmd ./iut", "compiler", case)
+    report = {"role": "compiler", "implementation": "iut", "target": "--cmd ./iut", "profile": "quick", "seed": 0,
+              "cases": 1, "seconds": 1.0, "summary": {"passed": 0, "failed": 1, "errored": 0, "skipped": 0},
+              "clauses": [{"clause": "CLI-STREAM", "kind": "hard", "status": "failed", "cases": 1, "failed": 1,
+                           "errored": 0, "summary": "one line per request",
+                           "counterexample": {"message": "m", "request": " \\n ".join(case["stream"]),
+                                              "case": case, "replay": whole, "minimal": False}}]}
+    written = []
+    shown = text_report(report, case_file=lambda c: written.append(c) or "/tmp/a case.json")
+    assert written == [case]
+    assert shown.splitlines()[-3].endswith("--case '@/tmp/a case.json'")
+    assert "… (9" in shown and len(max(shown.splitlines(), key=len)) < 2200
+    # with nowhere to write it, the terminal shows part of the command and says where it is whole
+    alone = text_report(report)
+    assert "characters; the JSON report has the whole command)" in alone and whole not in alone
 
 
 def test_reference_certifies_clean_as_a_subprocess(tmp_path: Path) -> None:

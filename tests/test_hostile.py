@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shlex
 import subprocess
 import sys
 import time
@@ -143,6 +144,17 @@ def test_an_exit_with_status_0_before_every_answer_while_certifying_fails_cli_st
     assert "exited with status 0 before answering request" in proc.stdout
     failed = [c for c, s in _statuses(report).items() if s == "failed" and not c.startswith("CLI-")]
     assert not failed, failed
+    # the exchange is dozens of requests: the terminal shows part of it and replays it from a file, and says
+    # why a replay on a new process may not show the exit (it came after earlier requests)
+    assert "earlier requests to the same process (a replay of this exchange alone" in proc.stdout
+    (replay,) = [line.split("replay: ", 1)[1] for line in proc.stdout.splitlines()
+                 if line.startswith("  replay: ") and "--case @" in line]
+    assert len(replay) < 1000 and "characters)" in proc.stdout
+    assert stream["counterexample"]["replay"].endswith(shlex.quote(json.dumps(stream["counterexample"]["case"],
+                                                                              separators=(",", ":"))))
+    again = subprocess.run(replay, shell=True, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert again.returncode in (0, 1) and again.stdout.startswith("case ") and "Traceback" not in again.stderr, again
+    assert len(again.stdout.splitlines()[1]) < 2100  # the request, in part
 
 
 # --- bodies that attack the harness --------------------------------------------------------------------
