@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +50,40 @@ PROFILES = {
 }
 
 
+@contextmanager
+def kit_draws() -> Iterator[None]:
+    """While the kit draws cases: no constant from the source of the modules loaded.
+
+    Hypothesis now and then draws a constant it found in the source of the *local* modules a process has
+    loaded (those outside site-packages and the standard library): the kit's own modules in a checkout,
+    and an in-process implementation's module and whatever it imports. Cases would then depend on the code
+    under test and on any edit to the kit's source, so a seed would not name one run. While the kit draws,
+    Hypothesis's local constants are an empty set (its own list of well-known constants stays), and its
+    cache of the constants it may draw is one of the kit's: the cases of a seed are the same for every
+    implementation, in a checkout and from the wheel, from the command line and the pytest plugin. Hypothesis
+    has no setting for this, so the names it looks up are swapped for the duration and put back (a
+    Hypothesis without them draws as it does)."""
+    if _providers is None or not hasattr(_providers, "_get_local_constants"):  # pragma: no cover
+        yield
+        return
+    saved = _providers._get_local_constants, _providers.CONSTANTS_CACHE
+    _providers._get_local_constants, _providers.CONSTANTS_CACHE = lambda: _NONE, _KIT_CACHE
+    try:
+        yield
+    finally:
+        _providers._get_local_constants, _providers.CONSTANTS_CACHE = saved
+
+
+try:  # what ``kit_draws`` swaps in: no local constant, and a cache of the constants the kit's draws may use
+    from hypothesis.internal.cache import LRUCache
+    from hypothesis.internal.conjecture import providers as _providers
+    from hypothesis.internal.constants_ast import Constants
+
+    _NONE, _KIT_CACHE = Constants(), LRUCache(1024)
+except ImportError:  # pragma: no cover - another Hypothesis: it draws as it does
+    _providers = None
+
+
 def drawn(strategy: st.SearchStrategy[Any], n: int, *, seed_value: int) -> list[Any]:
     """The first ``n`` examples a seeded Hypothesis run draws from ``strategy`` (generation only, no
     database, no shrinking): the same list for the same seed, for benchmarks and fixed test sets."""
@@ -61,7 +96,8 @@ def drawn(strategy: st.SearchStrategy[Any], n: int, *, seed_value: int) -> list[
     def collect(example: Any) -> None:
         out.append(example)
 
-    collect()
+    with kit_draws():
+        collect()
     return out
 
 
@@ -128,7 +164,8 @@ def explore(
         if len(pending) >= profile.chunk:
             flush()
 
-    search()
+    with kit_draws():
+        search()
     if out_of_time():
         run.stopped = run.stopped or "the run's time budget ran out before its search was done"
         pending.clear()
@@ -204,7 +241,8 @@ def hunt(
         key = hashlib.sha256(f"{clause}|{batches!r}".encode()).hexdigest()[:24]
         search._hypothesis_internal_database_key = f"codemode-hunt:{key}".encode()  # type: ignore[attr-defined]
     try:
-        search()
+        with kit_draws():
+            search()
     except _Found:
         pass
     except HypothesisException:  # pragma: no cover - e.g. a flaky IUT confuses the shrinker

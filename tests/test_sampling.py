@@ -60,3 +60,28 @@ def test_sampled_plan_cases_cover_every_family() -> None:
             assert case.family in {v.clause for v in validate_catalog(case.tools)}
         elif case.expected_plan is not None:
             assert not validate_catalog(case.tools)
+
+
+def test_a_seed_draws_the_same_cases_whatever_code_is_loaded(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Hypothesis draws constants from the source of the local modules loaded; the kit's draws take none, so an
+    in-process implementation's code (here a module full of string and number constants, imported between two
+    draws) does not change the cases of a seed."""
+    import importlib
+    import sys
+
+    from conformance.cases import compile_cases
+    from conformance.plan_cases import plan_cases
+    from conformance.search import drawn
+
+    def cases() -> list[str]:
+        return [c.id for c in drawn(compile_cases(), 150, seed_value=3) + drawn(plan_cases(), 150, seed_value=3)]
+
+    before = cases()
+    module = tmp_path / "iut_with_constants.py"
+    module.write_text("".join(f"C{k} = {'zq-marker-%d' % k!r}, {7_000_000 + k}, {k + 0.125}\n" for k in range(300)))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.import_module("iut_with_constants")
+    try:
+        assert cases() == before
+    finally:
+        sys.modules.pop("iut_with_constants", None)
