@@ -60,7 +60,7 @@ def kit_draws() -> Iterator[None]:
     under test and on any edit to the kit's source, so a seed would not name one run. While the kit draws,
     Hypothesis's local constants are an empty set (its own list of well-known constants stays), and its
     cache of the constants it may draw is one of the kit's: the cases of a seed are the same for every
-    implementation, in a checkout and from the wheel, from the command line and the pytest plugin. Hypothesis
+    implementation, in a checkout and from the wheel. Hypothesis
     has no setting for this, so the names it looks up are swapped for the duration and put back (a
     Hypothesis without them draws as it does)."""
     if _providers is None or not hasattr(_providers, "_get_local_constants"):  # pragma: no cover
