@@ -123,16 +123,18 @@ def _metrics(run: Run, cid: str, target: str) -> dict[str, Any]:
         if tally is not None:
             for family in sorted(tally.total):
                 families[family] = {"rate": tally.rate(family), "ok": tally.ok[family], "cases": tally.total[family]}
+        declared = next(m for m in clause_of(cid).metrics if m.name == metric)
         entry: dict[str, Any] = {
             "rate": rate,
             "threshold": threshold,
-            "bound": next(m.bound for m in clause_of(cid).metrics if m.name == metric),
+            "bound": declared.bound,
             "meets": meets,
             "cases": sum(tally.total.values()) if tally else 0,
             "families": families,
         }
+        if run.failing_families(declared):  # each is credibly past the threshold on its own
+            entry["failing_families"] = run.failing_families(declared)
         if metric in run.settled:
-            declared = next(m for m in clause_of(cid).metrics if m.name == metric)
             entry["settled"] = {"explored": run.settled[metric], "drawn": entry["cases"] - run.settled[metric],
                                 "undecided": run.undecided(declared)}
         if tally is not None and tally.axes_total:
@@ -243,7 +245,8 @@ def junit_xml(report: dict[str, Any]) -> str:
                                 f" {_rate(rates[name]['threshold'])} required)" for name in short) or "failed"
             node = ET.SubElement(case, "failure", message=_xml_safe(message), type=r["clause"])
             text = [f"{name}: {_rate(m['rate'])} of {m['cases']} cases, {m['bound']} {_rate(m['threshold'])} required"
-                    + ("" if m["meets"] else " (MISSED)") for name, m in rates.items()]
+                    + ("" if m["meets"] else " (MISSED)") + "".join(f"; {why}" for why in _failing_families(m))
+                    for name, m in rates.items()]
             for name in short:
                 miss = rates[name].get("example_miss")
                 if miss:
@@ -264,6 +267,17 @@ def junit_xml(report: dict[str, Any]) -> str:
 #: how much of a counterexample's expected and actual text the terminal and Markdown reports show (the JSON
 #: report and the replay have all of it)
 EXCERPT_CHARS = 400
+
+
+def _failing_families(m: dict[str, Any]) -> list[str]:
+    """Why a rate that meets its threshold overall may still miss it: each family that misses it on its own."""
+    out = []
+    for f in m.get("failing_families", []):
+        v = m["families"][f]
+        side = "below" if m["bound"] == "at least" else "above"
+        out.append(f"family {shown(f)} misses it on its own: {v['ok']} of {v['cases']}, its 95% interval all {side}"
+                   f" {m['threshold']}")
+    return out
 
 
 def _excerpt_text(text: str, limit: int = EXCERPT_CHARS) -> str:
@@ -334,6 +348,7 @@ def text_report(report: dict[str, Any], *, case_file: Callable[[dict[str, Any]],
             rate = "n/a" if m["rate"] is None else f"{m['rate']:.4f}"
             lines.append(f"{'':<15}   {metric} {rate} ({m['bound']} {m['threshold']}) over {m['cases']} cases"
                          + ("" if m["meets"] else "  <-- MISSES THRESHOLD"))
+            lines += [f"{'':<15}     {text}" for text in _failing_families(m)]
             if "settled" in m:
                 s = m["settled"]
                 lines.append(f"{'':<15}     settled: over the {s['explored']} cases explored its 95% interval held the"
@@ -495,7 +510,8 @@ def markdown_report(report: dict[str, Any], verdict: Any = None) -> str:
         notes = []
         for metric, m in r.get("metrics", {}).items():
             if metric != "precision" and m.get("rate") is not None:
-                notes.append(f"{metric} {m['rate']:.4f} ({m['bound']} {m['threshold']})")
+                notes.append(f"{metric} {m['rate']:.4f} ({m['bound']} {m['threshold']})"
+                             + "".join(f"; {why}" for why in _failing_families(m)))
         if not r.get("gating", True):
             notes.append("not gating")
         if r["status"] == "skipped" and r.get("reason"):

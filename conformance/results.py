@@ -205,15 +205,24 @@ class Run:
             threshold = self.thresholds[m.key]
             rate = tally.rate()
             lower = m.bound == "at least"
-            meets = rate is None or (rate >= threshold if lower else rate <= threshold)
-            if m.per_family:
-                # a family is a few hundred cases, where one miss moves the rate by more than the margin
-                # between 0.995 and 1: it fails when it is credibly past the threshold (the far end of its
-                # 95% Wilson interval is), while the overall rate must meet it outright
-                for f in tally.total:
-                    bound = (wilson_upper if lower else wilson_lower)(tally.ok[f], tally.total[f])
-                    meets = meets and (bound >= threshold if lower else bound <= threshold)
+            meets = (rate is None or (rate >= threshold if lower else rate <= threshold)) and not self.failing_families(m)
             out[m.name] = (rate, threshold, meets)
+        return out
+
+    def failing_families(self, m: Metric) -> list[str]:
+        """The families that fail a ``per_family`` metric on their own. A family is a few hundred cases, where
+        one miss moves the rate by more than the margin between 0.995 and 1: it fails when it is credibly past
+        the threshold (the far end of its 95% Wilson interval is), while the overall rate must meet it outright."""
+        if not m.per_family:
+            return []
+        tally = self.scores.get(m.name, ScoreTally())
+        threshold = self.thresholds[m.key]
+        lower = m.bound == "at least"
+        out = []
+        for f in sorted(tally.total):
+            bound = (wilson_upper if lower else wilson_lower)(tally.ok[f], tally.total[f])
+            if not (bound >= threshold if lower else bound <= threshold):
+                out.append(f)
         return out
 
     def status(self, cid: str) -> str:

@@ -117,6 +117,17 @@ def test_a_family_fails_accuracy_only_when_credibly_below_the_threshold() -> Non
     assert meets(run_with(single=(2000, 2000), sequential=(156, 157)))  # one miss in 157 is noise
     assert not meets(run_with(single=(2000, 2000), sequential=(130, 157)))  # 0.83: credibly below
     assert not meets(run_with(single=(950, 1000), sequential=(157, 157)))  # overall 0.957 misses outright
+    # a rate that meets the threshold overall but fails by a family says which family, in every report
+    from conformance.report import json_report, junit_xml, markdown_report, text_report
+
+    run = run_with(single=(2000, 2000), sequential=(524, 531))
+    assert run.metrics("PL-ACCURACY")["accuracy"][0] > 0.995 and not meets(run)
+    report = json_report(run, implementation="x", target="--cmd x", manifest={})
+    accuracy = next(c for c in report["clauses"] if c["clause"] == "PL-ACCURACY")["metrics"]["accuracy"]
+    assert accuracy["failing_families"] == ["sequential"]
+    why = "family sequential misses it on its own: 524 of 531, its 95% interval all below 0.995"
+    for text in (text_report(report), junit_xml(report), markdown_report(report, None)):
+        assert why in text
 
 
 def test_accuracy_is_reported_per_phrasing_form_and_names_the_most_missed() -> None:
