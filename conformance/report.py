@@ -449,8 +449,11 @@ def jsonl_report(run: Run, report: dict[str, Any]) -> str:
     for entry in run.log:
         case, outcome = entry.case, entry.outcome
         line: dict[str, Any] = {"type": "case", "id": case.id, "outcome": outcome}
-        if entry.missed:  # passed every hard clause it exercised, but is a miss of a scored rate
-            line["missed"] = list(entry.missed)
+        if entry.missed:  # passed every hard clause it exercised, but is a miss of a scored rate: what was
+            line["missed"] = list(entry.missed)  # expected of it, and the phrasing forms its request was in
+            line["expected"] = case.expect
+            if getattr(case, "axes", None):
+                line["axes"] = list(case.axes)
         if outcome != "passed" or entry.missed:
             line["request"] = case.request_line()
             line["violations"] = [

@@ -134,6 +134,10 @@ def test_a_scored_failure_says_its_rates_and_a_replayable_miss_in_every_report(t
     cases = [json.loads(line) for line in lines.read_text().splitlines() if json.loads(line)["type"] == "case"]
     missed = [c for c in cases if "PL-ACCURACY:accuracy" in c.get("missed", ())]
     assert missed and all(c["outcome"] == "passed" and c["request"] and c["answer"] and c["replay"] for c in missed)
+    assert all("plan" in c["expected"] for c in missed) and any(c.get("axes") for c in missed)  # in which phrasing
+    from conformance import schema
+
+    assert all(schema.problems("report-line", c) == [] for c in missed)
     args = shlex.split(miss["replay"])
     replay = subprocess.run(
         [sys.executable, "-m", "conformance.cli", "certify", "--role", "planner", "--python", target, "--case",
