@@ -19,8 +19,8 @@ import shlex
 import sys
 import time
 import xml.etree.ElementTree as ET
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from conformance.registry import clause as clause_of
@@ -132,8 +132,9 @@ def _metrics(run: Run, cid: str, target: str) -> dict[str, Any]:
             "cases": sum(tally.total.values()) if tally else 0,
             "families": families,
         }
-        if run.failing_families(declared):  # each is credibly past the threshold on its own
-            entry["failing_families"] = run.failing_families(declared)
+        failing = run.failing_families(declared)  # each credibly past the threshold on its own
+        if failing:
+            entry["failing_families"] = failing
         if metric in run.settled:
             entry["settled"] = {"explored": run.settled[metric], "drawn": entry["cases"] - run.settled[metric],
                                 "undecided": run.undecided(declared)}
@@ -311,9 +312,10 @@ def _xml_safe(text: str) -> str:
 
 
 def text_report(report: dict[str, Any], *, case_file: Callable[[dict[str, Any]], str] | None = None) -> str:
-    """The terminal's report. Requests, expectations and answers are shown up to ``EXCERPT_CHARS``; a replay
-    command over ``REPLAY_CHARS`` replays its case from the file ``case_file(case)`` writes and names, or,
-    with no ``case_file``, is shown in part, pointing at the reports that have it whole."""
+    """The terminal's report. Requests are shown up to ``REQUEST_CHARS``, what was expected and answered up to
+    ``EXCERPT_CHARS``; a replay command over ``REPLAY_CHARS`` replays its case from the file
+    ``case_file(case)`` writes and names, or, with no ``case_file``, is shown in part, pointing at the JSON
+    report, which has it whole."""
 
     def replay(command: str, case: dict[str, Any] | None) -> str:
         if len(command) <= REPLAY_CHARS:
