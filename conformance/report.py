@@ -135,6 +135,9 @@ def _metrics(run: Run, cid: str, target: str) -> dict[str, Any]:
         failing = run.failing_families(declared)  # each credibly past the threshold on its own
         if failing:
             entry["failing_families"] = failing
+        apart = {f: {"ok": a[0], "cases": a[1]} for f in families if (a := run.apart(metric, f)) is not None}
+        if apart:  # families judged again on cases drawn apart from those explored, and on those alone
+            entry["apart"] = apart
         if metric in run.settled:
             entry["settled"] = {"explored": run.settled[metric], "drawn": entry["cases"] - run.settled[metric],
                                 "undecided": run.undecided(declared)}
@@ -271,13 +274,21 @@ EXCERPT_CHARS = 400
 
 
 def _failing_families(m: dict[str, Any]) -> list[str]:
-    """Why a rate that meets its threshold overall may still miss it: each family that misses it on its own."""
+    """Why a rate that meets its threshold overall may still miss it: each family that misses it on its own;
+    and each family that did so over the cases explored but not over as many drawn apart from them."""
     out = []
+    side = "below" if m["bound"] == "at least" else "above"
+    apart = m.get("apart", {})
     for f in m.get("failing_families", []):
-        v = m["families"][f]
-        side = "below" if m["bound"] == "at least" else "above"
-        out.append(f"family {shown(f)} misses it on its own: {v['ok']} of {v['cases']}, its 95% interval all {side}"
-                   f" {m['threshold']}")
+        v, a = m["families"][f], apart.get(f)
+        over = f"{a['ok']} of {a['cases']} drawn apart from its other cases" if a else f"{v['ok']} of {v['cases']}"
+        out.append(f"family {shown(f)} misses it on its own: {over}, its 95% interval all {side} {m['threshold']}")
+    for f, a in apart.items():
+        if f not in m.get("failing_families", []):
+            v = m["families"][f]
+            out.append(f"family {shown(f)} missed it on its own over its other cases"
+                       f" ({v['ok'] - a['ok']} of {v['cases'] - a['cases']}), not over {a['cases']} drawn apart from"
+                       f" them ({a['ok']} of {a['cases']}): judged on those")
     return out
 
 

@@ -120,6 +120,9 @@ class Run:
     settled: dict[str, int] = field(default_factory=dict)
     #: why settling stopped before every rate was settled or had its most cases, or None
     settle_stopped: str | None = None
+    #: per-family metrics whose families missed them on their own over the cases explored, judged again on
+    #: cases drawn apart: metric -> the tally of those cases alone (``conformance.certify.confirm_families``)
+    confirmed: dict[str, ScoreTally] = field(default_factory=dict)
     #: errored cases by the class of their condition (an HTTP planner's ``refused``, ``unavailable``, …)
     conditions: Counter[str] = field(default_factory=Counter)
     started: float = field(default_factory=time.time)
@@ -197,6 +200,16 @@ class Run:
         lo, hi = wilson_lower(ok, total), wilson_upper(ok, total)
         return lo < threshold <= hi if m.bound == "at least" else lo <= threshold < hi
 
+    def credibly_past(self, m: Metric) -> bool:
+        """Whether ``m``'s overall rate is past its threshold by more than its 95% Wilson interval."""
+        tally = self.scores.get(m.name)
+        total = sum(tally.total.values()) if tally else 0
+        if not total:
+            return False
+        ok = sum(tally.ok.values())
+        threshold = self.thresholds[m.key]
+        return wilson_upper(ok, total) < threshold if m.bound == "at least" else wilson_lower(ok, total) > threshold
+
     def metrics(self, cid: str) -> dict[str, tuple[float | None, float, bool]]:
         """For a scored clause: metric -> (rate, threshold, meets it); a missing rate does not fail."""
         out = {}
@@ -212,7 +225,9 @@ class Run:
     def failing_families(self, m: Metric) -> list[str]:
         """The families that fail a ``per_family`` metric on their own. A family is a few hundred cases, where
         one miss moves the rate by more than the margin between 0.995 and 1: it fails when it is credibly past
-        the threshold (the far end of its 95% Wilson interval is), while the overall rate must meet it outright."""
+        the threshold (the far end of its 95% Wilson interval is), while the overall rate must meet it outright.
+        A family judged again on as many cases drawn apart from those explored (:meth:`apart`) is judged on
+        those alone."""
         if not m.per_family:
             return []
         tally = self.scores.get(m.name, ScoreTally())
@@ -220,10 +235,20 @@ class Run:
         lower = m.bound == "at least"
         out = []
         for f in sorted(tally.total):
-            bound = (wilson_upper if lower else wilson_lower)(tally.ok[f], tally.total[f])
+            ok, total = self.apart(m.name, f) or (tally.ok[f], tally.total[f])
+            bound = (wilson_upper if lower else wilson_lower)(ok, total)
             if not (bound >= threshold if lower else bound <= threshold):
                 out.append(f)
         return out
+
+    def apart(self, metric: str, family: str) -> tuple[int, int] | None:
+        """A family's (hits, cases) over the cases drawn apart to judge it again, once it has as many of them as
+        it had explored; else None."""
+        apart = self.confirmed.get(metric)
+        if apart is None or not apart.total[family]:
+            return None
+        n = apart.total[family]
+        return (apart.ok[family], n) if n >= self.scores[metric].total[family] - n else None
 
     def status(self, cid: str) -> str:
         if cid in self.skipped:
@@ -261,6 +286,10 @@ def merge(into: Run, other: Run) -> None:
     for metric, explored in other.settled.items():
         into.settled[metric] = into.settled.get(metric, 0) + explored
     into.settle_stopped = into.settle_stopped or other.settle_stopped
+    for metric, tally in other.confirmed.items():
+        mine_c = into.confirmed.setdefault(metric, ScoreTally())
+        mine_c.total.update(tally.total)
+        mine_c.ok.update(tally.ok)
     for cid, tally in other.tallies.items():
         if cid not in into.tallies:
             continue
