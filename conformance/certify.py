@@ -160,8 +160,8 @@ def settle(run: Run, evaluate: Callable[[list[Any]], list[CaseResult]], *, profi
     (``Metric.draws``) are drawn independently, a chunk at a time, until its interval is clear of the
     threshold or it has counted ``profile.settle`` times the cases it had. The verdict is still the rate
     over all its cases; the report says which rates were settled and on how many more cases. Then each family
-    that misses a per-family rate on its own while the rate meets its threshold is judged again
-    (:func:`confirm_families`)."""
+    that misses a per-family rate on its own, while the rate is not credibly past its threshold, is judged
+    again (:func:`confirm_families`)."""
     from conformance.plan_cases import sample_kinds
 
     rng = random.Random(f"settle {seed_value}")
