@@ -21,7 +21,7 @@ from conformance.adapters import Errored
 from conformance.cases import CompileCase, compile_cases
 from conformance.engine import CompilerJudge
 from conformance.observations import AgainObservation
-from conformance.registry import clause, judge, role_clauses
+from conformance.registry import Metric, clause, judge, role_clauses
 from conformance.results import CaseResult, Run, ScoreTally
 from conformance.search import PROFILES, Hunted, Profile, explore, hunt
 from reference.violations import Violation
@@ -183,7 +183,7 @@ def settle(run: Run, evaluate: Callable[[list[Any]], list[CaseResult]], *, profi
         confirm_families(run, evaluate, m, rng=rng, profile=profile, deadline=deadline)
 
 
-def confirm_families(run: Run, evaluate: Callable[[list[Any]], list[CaseResult]], m: Any, *, rng: random.Random,
+def confirm_families(run: Run, evaluate: Callable[[list[Any]], list[CaseResult]], m: Metric, *, rng: random.Random,
                      profile: Profile, deadline: float) -> None:
     """Judge again, on cases drawn apart from those explored, each family that misses the per-family metric
     ``m`` on its own. Hypothesis mutates the examples it draws, so the cases explored come in clusters of

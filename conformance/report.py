@@ -40,12 +40,16 @@ def kit_command() -> str:
 
 def replay_command(target: str, role: str, case_json: dict[str, Any]) -> str:
     """The command line that re-runs one case; ``target`` is ``--cmd '...'`` or ``--python m:f``."""
-    return f"{kit_command()} certify --role {role} {target} --case {shlex.quote(jsonio.dumps(case_json))}"
+    return _replay(target, role, jsonio.dumps(case_json))
 
 
 def replay_file_command(target: str, role: str, path: str) -> str:
     """The command line that re-runs the case written (as its JSON) to the file at ``path``."""
-    return f"{kit_command()} certify --role {role} {target} --case {shlex.quote('@' + path)}"
+    return _replay(target, role, "@" + path)
+
+
+def _replay(target: str, role: str, case: str) -> str:
+    return f"{kit_command()} certify --role {role} {target} --case {shlex.quote(case)}"
 
 
 #: the longest replay command the terminal prints whole; a longer one (a stream case of dozens of requests,

@@ -79,6 +79,15 @@ def wilson_lower(hits: int, total: int, z: float = 1.96) -> float:
     return 1.0 - wilson_upper(total - hits, total, z) if total else 0.0
 
 
+def credibly(hits: int, total: int, threshold: float, bound: str) -> str | None:
+    """Which side of ``threshold`` the 95% Wilson interval of ``hits`` of ``total`` lies wholly on: ``"past"``
+    it (the wrong side for ``bound``, "at least" or "at most"), ``"within"`` it, or None where it holds it."""
+    lo, hi = wilson_lower(hits, total), wilson_upper(hits, total)
+    if bound == "at least":
+        return "past" if hi < threshold else "within" if lo >= threshold else None
+    return "past" if lo > threshold else "within" if hi <= threshold else None
+
+
 #: the answer text kept per logged case (the JSON Lines report shows it)
 ANSWER_EXCERPT = 4000
 
@@ -191,24 +200,18 @@ class Run:
         """Whether the 95% Wilson interval of ``m``'s overall rate holds its threshold, so that more cases of
         the same planner could still turn its verdict either way. A threshold of 0 or 1 is never settled
         (no number of cases makes a perfect rate credibly meet it)."""
-        tally = self.scores.get(m.name)
-        total = sum(tally.total.values()) if tally else 0
         threshold = self.thresholds[m.key]
-        if not total or not 0.0 < threshold < 1.0:
+        if not self.counted(m.name) or not 0.0 < threshold < 1.0:
             return False
-        ok = sum(tally.ok.values())
-        lo, hi = wilson_lower(ok, total), wilson_upper(ok, total)
-        return lo < threshold <= hi if m.bound == "at least" else lo <= threshold < hi
+        return self._overall(m) is None
 
     def credibly_past(self, m: Metric) -> bool:
         """Whether ``m``'s overall rate is past its threshold by more than its 95% Wilson interval."""
-        tally = self.scores.get(m.name)
-        total = sum(tally.total.values()) if tally else 0
-        if not total:
-            return False
-        ok = sum(tally.ok.values())
-        threshold = self.thresholds[m.key]
-        return wilson_upper(ok, total) < threshold if m.bound == "at least" else wilson_lower(ok, total) > threshold
+        return bool(self.counted(m.name)) and self._overall(m) == "past"
+
+    def _overall(self, m: Metric) -> str | None:
+        tally = self.scores[m.name]
+        return credibly(sum(tally.ok.values()), sum(tally.total.values()), self.thresholds[m.key], m.bound)
 
     def metrics(self, cid: str) -> dict[str, tuple[float | None, float, bool]]:
         """For a scored clause: metric -> (rate, threshold, meets it); a missing rate does not fail."""
@@ -231,13 +234,10 @@ class Run:
         if not m.per_family:
             return []
         tally = self.scores.get(m.name, ScoreTally())
-        threshold = self.thresholds[m.key]
-        lower = m.bound == "at least"
         out = []
         for f in sorted(tally.total):
-            ok, total = self.apart(m.name, f) or (tally.ok[f], tally.total[f])
-            bound = (wilson_upper if lower else wilson_lower)(ok, total)
-            if not (bound >= threshold if lower else bound <= threshold):
+            hits, total = self.apart(m.name, f) or (tally.ok[f], tally.total[f])
+            if credibly(hits, total, self.thresholds[m.key], m.bound) == "past":
                 out.append(f)
         return out
 
