@@ -149,7 +149,9 @@ def _metrics(run: Run, cid: str, target: str) -> dict[str, Any]:
             entry["phrasings"] = {label: {"rate": tally.axes_ok[label] / n, "ok": tally.axes_ok[label], "cases": n}
                                   for label, n in sorted(tally.axes_total.items())}
         if tally is not None and tally.first_miss:
-            family, (case, answer) = next(iter(sorted(tally.first_miss.items())))
+            # the miss shown is of a family that fails on its own, else of the family with the most misses
+            family = min(tally.first_miss, key=lambda f: (f not in failing, tally.ok[f] - tally.total[f], f))
+            case, answer = tally.first_miss[family]
             entry["example_miss"] = {"family": family, "request": case.request_line(), "case": case.to_json(),
                                      "expected": case.expect, "answer": answer,
                                      "replay": replay_command(target, run.role, case.to_json())}

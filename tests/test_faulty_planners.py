@@ -145,3 +145,27 @@ def test_the_reference_plan_command_passes_the_stream_probes() -> None:
     for case in stream_cases("planner", seed=1, count=2):
         result = probe(command, case, timeout=20.0)
         assert result.errored is None and not result.violations, result
+
+
+def test_a_planner_weak_in_one_family_fails_by_that_family_though_its_overall_rate_meets_the_threshold(
+        cases: list[PlanCase]) -> None:
+    # under a threshold of 0.95 a planner that drops a call's shaping about three times in twenty meets the
+    # rate overall (shaping is a fifth of supported requests) but not in its shaping family, judged again on
+    # cases drawn apart; the reports say which family, and show one of its misses
+    import time
+
+    from conformance.certify import settle
+    from conformance.registry import clause
+    from conformance.report import json_report, text_report
+
+    accuracy = clause("PL-ACCURACY").metrics[0]
+    run = _run(FAULTY["weak-shaping"], cases)
+    run.thresholds[accuracy.key] = 0.95
+    judge = PlannerJudge(PythonAdapter.of(FAULTY["weak-shaping"], "weak"), None, role="planner")  # type: ignore[arg-type]
+    settle(run, judge.evaluate, profile=PROFILES["quick"], seed_value=0, deadline=time.monotonic() + 600)
+    assert run.status("PL-ACCURACY") == "failed" and run.failing_families(accuracy) == ["shaping"]
+    assert run.metrics("PL-ACCURACY")["accuracy"][0] >= 0.95
+    report = json_report(run, implementation="weak", target="python")
+    record = next(r for r in report["clauses"] if r["clause"] == "PL-ACCURACY")["metrics"]["accuracy"]
+    assert record["failing_families"] == ["shaping"] and record["example_miss"]["family"] == "shaping"
+    assert "family shaping misses it on its own" in text_report(report)

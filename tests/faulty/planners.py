@@ -165,6 +165,17 @@ def _sloppy_output(request: dict[str, Any], answer: dict[str, Any]) -> dict[str,
     return answer
 
 
+def _weak_shaping(request: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+    """Misreads about three in twenty requests to shape a call's result (its limit or fields dropped) and
+    nothing else: a planner whose overall accuracy can meet a threshold its shaping family misses."""
+    digest = hashlib.sha256(request["instruction"].encode("utf-8", "surrogatepass")).digest()[0]
+    if "plan" in answer and answer["plan"]["mode"] == "single" and digest % 20 < 3:
+        answer = jsonio.loads(jsonio.dumps(answer))
+        out = answer["plan"]["output"]
+        out.pop("limit" if "limit" in out else "fields", None)
+    return answer
+
+
 def _never_refuses(request: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
     """Plans what it should refuse: an unsupported request gets a plan of its first tool."""
     if "diagnostic" in answer and not validate_catalog(request["tools"]) and lex(request["instruction"]).ok:
@@ -200,6 +211,7 @@ FAULTY: dict[str, Line] = {
     "catalog-order": _wrap(_catalog_order),
     "non-deterministic": _wrap(_flaky),
     "sloppy-output": _wrap(_sloppy_output),
+    "weak-shaping": _wrap(_weak_shaping),
     "never-refuses": _wrap(_never_refuses),
     "refuses-everything": _wrap(_refuses_everything),
 }
@@ -228,6 +240,7 @@ CLAUSE_OF = {
     "catalog-order": "PL-INVARIANT",
     "non-deterministic": "PL-DETERMINISM",
     "sloppy-output": "PL-ACCURACY",
+    "weak-shaping": "PL-ACCURACY",
     "never-refuses": "PL-REJECT",
     "refuses-everything": "PL-REJECT",
     "lost-records": "CLI-STREAM",
