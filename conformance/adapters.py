@@ -38,6 +38,10 @@ class Errored:
     #: the class of an HTTP planner's condition (``refused``, ``unavailable``, …: see
     #: ``conformance.openai.driver.CONDITIONS``); None for a command's or a function's failure
     condition: str | None = None
+    #: an answer that came, in an exchange whose closing request was never answered (a crash or hang after
+    #: it): it cannot be told to be its own request's answer, so it is not judged; a report names the
+    #: request that went unanswered before it names such a case
+    unmatched: bool = False
 
 
 Answer = dict[str, Any] | Errored
@@ -111,7 +115,8 @@ class SubprocessAdapter:
     all are errored and the run reports the stream fault. A diagnostic to a planner's fence cannot be
     told from another diagnostic; then the adapter waits a moment for a line more, which would mean more
     lines than requests. A line that comes later still is found before the next exchange is written, and
-    reported the same way."""
+    reported the same way. An exchange whose fence is never answered (a crash, hang or closed stdout first)
+    is errored whole: nothing shows the answers that came before to be in step."""
 
     def __init__(self, command: str, *, timeout: float = 10.0, cwd: str | None = None, fence: str = "compile") -> None:
         self.command = command
@@ -162,8 +167,9 @@ class SubprocessAdapter:
     # -- talking ------------------------------------------------------------------------------------
 
     def exchange(self, requests: Sequence[dict[str, Any]]) -> list[Answer]:
-        """One answer per request. A crash, hang, garbage line or extra line errors the rest of the batch
-        (an extra line: all of it), and the process is restarted for the next one."""
+        """One answer per request. A garbage line errors its own request; a crash or hang errors the whole
+        batch (the rest for what happened, the answers before as unmatched), as does an extra line, and the
+        process is restarted for the next one."""
         return self.exchange_lines([jsonio.dumps(r) for r in requests])
 
     def exchange_lines(self, lines: Sequence[str]) -> list[Answer]:
@@ -265,9 +271,15 @@ class SubprocessAdapter:
         return "other"
 
     def _fail(self, answers: list[Answer], total: int, reason: str) -> list[Answer]:
+        """Every request of an exchange errored: the unanswered ones for ``reason``; those answered before
+        (``answers``) because the exchange was never closed, so their lines cannot be told to be in step
+        (an IUT that answers out of order and then crashes or hangs)."""
         stderr = self.stderr_tail()
         self._kill()
-        return answers + [Errored(reason=reason, stderr=stderr)] * (total - len(answers))
+        unmatched = Errored(reason=f"{reason}; this answer came before that, but the exchange was never closed by"
+                            " the answer to the kit's closing request, so it cannot be matched to its request",
+                            stderr=stderr, unmatched=True)
+        return [unmatched] * len(answers) + [Errored(reason=reason, stderr=stderr)] * (total - len(answers))
 
 
 def _show(item: object) -> str:

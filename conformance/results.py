@@ -169,8 +169,8 @@ class Run:
             tally.cases += 1
             if result.errored is not None:
                 tally.errored += 1
-                if tally.first_error is None:
-                    tally.first_error = result
+                if tally.first_error is None or (tally.first_error.errored.unmatched and not result.errored.unmatched):
+                    tally.first_error = result  # (the request that went unanswered, before one answered too early)
         seen: set[str] = set()
         for v in result.violations:
             tally = self.tallies.get(v.clause)
@@ -300,4 +300,6 @@ def merge(into: Run, other: Run) -> None:
         mine.failed_ids += tally.failed_ids
         mine.first_failure = mine.first_failure or tally.first_failure
         mine.minimal = mine.minimal or tally.minimal
-        mine.first_error = mine.first_error or tally.first_error
+        if mine.first_error is None or (mine.first_error.errored.unmatched and tally.first_error is not None
+                                        and not tally.first_error.errored.unmatched):
+            mine.first_error = tally.first_error

@@ -127,6 +127,27 @@ def test_answers_out_of_step_with_as_many_lines_as_requests_are_errored() -> Non
     assert adapter.faults and "not its answer" in adapter.faults[0][1]
 
 
+def test_answers_of_an_exchange_never_closed_are_errored_not_judged() -> None:
+    # answers written out of order (swapped in pairs), then a crash at the kit's closing request: nothing
+    # shows the lines to be in step, so none is judged, and each says why
+    adapter = _adapter("swap-crash")
+    _warm(adapter)
+    answers = adapter.exchange([GOOD] * 4)
+    adapter.close()
+    assert all(isinstance(a, Errored) and a.unmatched and "status 3" in a.reason for a in answers), answers
+    assert "cannot be matched to its request" in answers[0].reason  # type: ignore[union-attr]
+    # a request the crash left unanswered is the error a report names, before one answered out of step
+    from conformance.plan_cases import PlanCase
+    from conformance.results import CaseResult, Run
+    from conformance.search import PROFILES
+
+    run = Run(role="compiler", profile=PROFILES["quick"], seed=0, clauses=("JS-FORM",))
+    case = PlanCase(instruction="x", tools=[], expect={"diagnostic": True}, family="single")
+    for errored in (answers[0], Errored(reason="no answer to request 3 of 4 within 3s")):
+        run.record(CaseResult(case=case, exercised=("JS-FORM",), errored=errored))  # type: ignore[arg-type]
+    assert run.tallies["JS-FORM"].first_error.errored.reason.startswith("no answer to request 3")
+
+
 @pytest.mark.parametrize("answer", ["this is not JSON", '{"diagnostic": "no"}', '{"js": "return 1;"}'])
 def test_a_wrong_answer_to_the_fence_errors_the_exchange(answer: str) -> None:
     script = ("import sys\nfrom reference.cli import compile_line\n"

@@ -98,6 +98,7 @@ PROCESSES: dict[str, tuple[int, str]] = {
     "endless": (1, "errored"),
     "huge-line": (1, "errored"),
     "close-stdout": (1, "errored"),
+    "swap-crash": (1, "errored"),
     "ignore-eof": (1, "errored"),
     "huge-stderr": (0, "clean"),
     "child": (0, "clean"),

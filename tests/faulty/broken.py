@@ -43,6 +43,8 @@ HOWS = {
     "late-extra": "answers correctly, then, 0.3 s after answer START + 2, writes one line more",
     "shift": "after START, answers one request twice and leaves the kit's closing request unanswered, so that"
              " every batch has as many lines as requests but they are out of step",
+    "swap-crash": "after START, answers requests in pairs with the two answers swapped, and exits with status 3"
+                  " at the kit's closing request: every answer it wrote in that exchange is out of step",
 }
 
 
@@ -75,6 +77,7 @@ def main(how: str) -> int:
         _spawn_clean_daemon()
     out = sys.stdout.buffer
     count = 0
+    held = b""  # swap-crash: the answer of the first of a pair, written after the second's
     for raw in sys.stdin.buffer:
         count += 1
         answer = jsonio.dumps(respond(raw.rstrip(b"\n"), compile_handler))
@@ -116,6 +119,17 @@ def main(how: str) -> int:
                 continue  # never answers the kit's closing request...
             if count % 5 == 0:
                 answer += "\n" + answer  # ...and answers another one twice
+        if how == "swap-crash" and late:
+            if b"codemode_fence" in raw:
+                print("boom: the compiler fell over at the closing request", file=sys.stderr)
+                return 3
+            if not held:
+                held = answer.encode("ascii") + b"\n"
+                continue
+            out.write(answer.encode("ascii") + b"\n" + held)
+            out.flush()
+            held = b""
+            continue
         if how.startswith("counting="):  # a good compiler that logs one line per request to a file
             with open(how.removeprefix("counting="), "a", encoding="utf-8") as log:
                 log.write("request\n")
