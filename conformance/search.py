@@ -155,8 +155,8 @@ def explore(
     @seed(seed_value)
     @given(batches)
     def search(batch: list[Any]) -> None:
-        if out_of_time():
-            return
+        if out_of_time():  # stop drawing: the examples left would cost the time of drawing them
+            raise _OutOfTime
         for case in batch:
             if case.id not in seen:
                 seen.add(case.id)
@@ -165,7 +165,10 @@ def explore(
             flush()
 
     with kit_draws():
-        search()
+        try:
+            search()
+        except _OutOfTime:
+            pass
     if out_of_time():
         run.stopped = run.stopped or "the run's time budget ran out before its search was done"
         pending.clear()
@@ -179,6 +182,12 @@ def signature(result: Any) -> tuple[Any, ...]:
         frozenset(v.clause for v in result.violations),
         tuple(sorted((s.metric, s.family, s.ok) for s in result.scores)),
     )
+
+
+class _OutOfTime(Exception):
+    """Raised inside an exploration past its deadline: Hypothesis stops drawing at the first exception,
+    whereas an example that returned at once would still be drawn, and the examples left cost the
+    time of drawing them (900 compile batches take about a minute on a slow core)."""
 
 
 class _Found(Exception):

@@ -251,3 +251,21 @@ def test_a_family_that_misses_on_its_own_is_judged_again_on_cases_drawn_apart() 
     run = _clustered()
     settle(run, _families(miss_every=0), profile=PROFILES["quick"], seed_value=0, deadline=0.0)
     assert run.failing_families(ACCURACY) == ["sequential"] and run.settle_stopped
+
+
+def test_an_exploration_past_its_deadline_stops_drawing_at_once() -> None:
+    # Hypothesis would draw the profile's every example though each returned at once, and drawing costs
+    # (900 compile batches take about a minute on a slow core): a budget overrun by the draws alone
+    import time
+
+    from hypothesis import strategies as st
+
+    from conformance.search import explore
+
+    drawn = []
+    batches = st.integers(0, 10**6).map(lambda n: drawn.append(n) or [])
+    run = Run(role="planner", profile=PROFILES["standard"], seed=0, clauses=role_clauses("planner"))
+    explore(run, lambda cases: [], batches, profile=PROFILES["standard"], seed_value=0,
+            deadline=time.monotonic() - 1)
+    assert PROFILES["standard"].examples == 900 and len(drawn) <= 2  # the first example (and its replay)
+    assert run.stopped == "the run's time budget ran out before its search was done"
