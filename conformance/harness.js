@@ -88,6 +88,7 @@
   // (which reads only their own lastIndex).
   const OUTSIDE_ASCII = /[^\u0020-\u007e]|["\\]/;
   const NOT_PLAIN = /[\u0000-\u001f"\\\ud800-\udfff]/;
+  const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;  // a key a report writes after a dot
 
   // ---- the harness's own data ------------------------------------------------------------------------
 
@@ -908,6 +909,12 @@
     getPrototypeOf(""[Symbol.iterator]()),
     getPrototypeOf(/a/[Symbol.matchAll]("")),
   ];
+  // Their names in reports, as ECMA-262 names the intrinsics (the globals are named by their keys).
+  const ROOT_NAMES = [
+    "globalThis", "%AsyncFunction.prototype%", "%GeneratorFunction.prototype%", "%AsyncGeneratorFunction.prototype%",
+    "%ArrayIteratorPrototype%", "%IteratorPrototype%", "%MapIteratorPrototype%", "%SetIteratorPrototype%",
+    "%StringIteratorPrototype%", "%RegExpStringIteratorPrototype%",
+  ];
 
   let api;  // skipped by the snapshot (set below)
 
@@ -946,34 +953,71 @@
     return names;
   }
 
+  const PROTO = rec();  // how a built-in found as another's prototype was reached
+
   // Every object reachable from the roots through own properties and prototypes, with its name,
-  // prototype, extensibility and own properties: taken once per context, before any body runs.
+  // prototype, extensibility and own properties: taken once per context, before any body runs. A
+  // built-in no global names is named, when a report needs it (nameOf), by the way it was reached: the
+  // snapshot it was found from and how (PROTO, or a row of its entries: the value, or the getter or
+  // setter).
   function takeBaseline() {
     const names = namesOf();
     const seen = new SetCtor();
     const base = list();
-    const stack = list();
-    for (let i = 0; i < ROOTS.length; i++) add(stack, ROOTS[i]);
-    while (stack.length) {
-      const obj = stack[stack.length - 1];
-      stack.length -= 1;
+    // breadth first, so that a path is a shortest one
+    const queue = list();  // [object, the snapshot it was found from (null: a root), how, root index]
+    for (let i = 0; i < ROOTS.length; i++) add(queue, [ROOTS[i], null, null, i]);
+    for (let head = 0; head < queue.length; head++) {
+      const item = queue[head];
+      queue[head] = undefined;
+      const obj = item[0];
       if (!isObject(obj) || apply(setHas, seen, [obj]) || obj === api) continue;
       apply(setAdd, seen, [obj]);
       const snap = rec();
       snap.obj = obj;
-      snap.name = apply(mapHas, names, [obj]) ? apply(mapGet, names, [obj]) : "a built-in object";
+      snap.name = apply(mapHas, names, [obj]) ? apply(mapGet, names, [obj])
+        : item[1] === null ? ROOT_NAMES[item[3]] : null;
+      snap.from = item[1];
+      snap.via = item[2];
       snap.proto = getPrototypeOf(obj);
       snap.extensible = isExtensible(obj);
       snap.entries = entriesOf(obj);
       add(base, snap);
-      add(stack, snap.proto);
+      add(queue, [snap.proto, snap, PROTO]);
       for (let i = 0; i < snap.entries.length; i++) {
         const e = snap.entries[i];
-        add(stack, e[2]);
-        if (!e[1]) add(stack, e[3]);
+        add(queue, [e[2], snap, e]);
+        if (!e[1]) add(queue, [e[3], snap, e]);
       }
     }
     return base;
+  }
+
+  // The name of a snapshot's object: its global name, or the path it was reached by from one
+  // ("Object.getPrototypeOf(%AsyncGeneratorFunction.prototype%.prototype)", "the getter of
+  // Map.prototype.size"); made only for a report.
+  function nameOf(snap) {
+    if (snap.name !== null) return snap.name;
+    const parts = list();
+    let s = snap;
+    while (s.name === null && s.from !== null && parts.length < 8) {
+      add(parts, s);
+      s = s.from;
+    }
+    let name = s.name === null ? "a built-in object" : s.name;
+    for (let i = parts.length - 1; i >= 0; i--) {
+      const p = parts[i];
+      if (p.via === PROTO) {
+        name = "Object.getPrototypeOf(" + name + ")";
+        continue;
+      }
+      const key = p.via[0];
+      const path = typeof key === "symbol" ? name + "[" + symbolText(key) + "]"
+        : apply(regexpExec, IDENTIFIER, [key]) !== null ? name + "." + keyText(key) : name + "[" + describe(key) + "]";
+      name = p.via[1] ? path : (p.via[2] === p.obj ? "the getter of " : "the setter of ") + path;
+    }
+    snap.name = name;
+    return name;
   }
 
   function sameEntry(a, b) {
@@ -1008,7 +1052,7 @@
   // `found` (a Set) holds them already (collect compares more than once).
   function compare(base, found, changes) {
     const note = (snap, what) => {
-      const line = snap.name + ": " + what;
+      const line = nameOf(snap) + ": " + what;
       if (changes.length >= CHANGE_LIMIT || apply(setHas, found, [line])) return;
       apply(setAdd, found, [line]);
       add(changes, line);

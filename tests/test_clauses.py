@@ -75,3 +75,26 @@ def test_strategies_import_nothing_from_conformance() -> None:
     for path in Path(ROOT / "strategies").rglob("*.py"):
         text = path.read_text(encoding="utf-8")
         assert "from conformance" not in text and "import conformance" not in text, path
+
+
+def test_a_compile_answer_of_the_wrong_form_is_told_by_what_is_wrong_before_it_is_shown_cut() -> None:
+    from conformance.cases import Behaviour, CompileCase
+    from conformance.checks.js import js_form
+    from conformance.observations import CompileObservation
+
+    tools = [{"name": "ping", "arguments": {}, "required": [], "returns": {"kind": "text"}}]
+    plan = {"mode": "single", "calls": [{"tool": "ping", "args": {}}], "output": {"kind": "last"}}
+    case = CompileCase(tools=tools, plan=plan, behaviours=(Behaviour(kind="resolve", value=1),))
+
+    def message(answer: dict[str, object]) -> str:
+        (violation,) = js_form(CompileObservation(case=case, answer=answer))
+        assert violation.clause == "JS-FORM" and violation.actual == answer
+        return violation.message
+
+    # a long js hides the extra key past where the answer is cut: it is named first
+    long = message({"js": "return 1;" + " " * 500, "debug": True})
+    assert long.startswith("an answer with the extra key 'debug': ") and "'debug'" not in long.partition(": ")[2]
+    assert message({"code": "return 1;"}).startswith("an answer without the key \"js\" (its keys: 'code')")
+    assert message({"js": ["return 1;"]}).startswith('an answer whose "js" is an array, not a string')
+    assert message({"js": None}).startswith('an answer whose "js" is null, not a string')
+    assert list(js_form(CompileObservation(case=case, answer={"js": "return 1;"}))) == []

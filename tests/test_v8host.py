@@ -352,6 +352,24 @@ def test_an_inherited_to_json_does_not_crash_the_kit(host: V8Host) -> None:
     assert obs["purity"] == ['Object.prototype: property "toJSON" added']
 
 
+@pytest.mark.parametrize(
+    ("tamper", "named"),
+    [
+        ("Object.getPrototypeOf([][Symbol.iterator]()).x = 1;", '%ArrayIteratorPrototype%: property "x" added'),
+        ("Object.getPrototypeOf(/a/[Symbol.matchAll]('')).x = 1;", '%RegExpStringIteratorPrototype%: property "x" added'),
+        ("Object.getPrototypeOf(async function () {}).x = 1;", '%AsyncFunction.prototype%: property "x" added'),
+        ("Object.getPrototypeOf(Object.getPrototypeOf(async function* () {}).prototype).x = 1;",
+         'Object.getPrototypeOf(%AsyncGeneratorFunction.prototype%.prototype): property "x" added'),
+        ("Object.getPrototypeOf(Uint8Array).x = 1;", 'Object.getPrototypeOf(Uint8Array): property "x" added'),
+        ("Object.getOwnPropertyDescriptor(Map.prototype, 'size').get.x = 1;",
+         'the getter of Map.prototype.size: property "x" added'),
+    ],
+)
+def test_a_changed_built_in_no_global_names_is_named_by_how_it_is_reached(host: V8Host, tamper: str, named: str) -> None:
+    obs = one(host, tamper + GOOD)
+    assert obs["purity"] == [named]
+
+
 def test_a_self_removing_to_json_cannot_hide_changes(host: V8Host) -> None:
     obs = one(
         host,

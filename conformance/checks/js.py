@@ -10,7 +10,7 @@ decides, so each fault is reported once, under the clause it breaks.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -310,8 +310,8 @@ def js_form(obs: Obs) -> Iterator[Violation]:
         return
     if obs.source == "compile" and "diagnostic" not in answer:
         if set(answer) != {"js"} or not isinstance(answer["js"], str):
-            yield Violation(clause="JS-FORM", message=f'{_brief(answer)} is not exactly {{"js": string}}',
-                            expected={"js": "<string>"}, actual=dict(answer), kind="response")
+            yield Violation(clause="JS-FORM", message=f'{_form_fault(answer)}: {_brief(answer)} is not exactly'
+                            ' {"js": string}', expected={"js": "<string>"}, actual=dict(answer), kind="response")
             return
     if obs.exp is None or obs.run is None:
         return
@@ -337,6 +337,23 @@ def js_form(obs: Obs) -> Iterator[Violation]:
     if run.get("done") is None and not exp.pending:
         yield Violation(clause="JS-FORM", kind="pending",
                         message="the function is still pending although every call it started has settled")
+
+
+def _form_fault(answer: Mapping[str, Any]) -> str:
+    """What keeps ``answer`` from being exactly ``{"js": string}``, named first: a long ``js`` would hide
+    an extra key past where the answer's repr is cut."""
+    def keys(names: list[str]) -> str:
+        return ", ".join(map(repr, names[:5])) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+    extra = sorted(k for k in answer if k != "js")
+    if "js" not in answer:
+        return 'an answer without the key "js"' + (f" (its keys: {keys(extra)})" if extra else "")
+    if extra:
+        return f"an answer with the extra key{'s' if len(extra) > 1 else ''} {keys(extra)}"
+    js = answer["js"]
+    kind = ("null" if js is None else "a boolean" if isinstance(js, bool) else "a number" if isinstance(js, (int, float))
+            else "an array" if isinstance(js, list) else "an object")
+    return f'an answer whose "js" is {kind}, not a string'
 
 
 def _brief(value: Any, limit: int = 120) -> str:
