@@ -156,7 +156,7 @@ def explore(
     @given(batches)
     def search(batch: list[Any]) -> None:
         if out_of_time():  # stop drawing: the examples left would cost the time of drawing them
-            raise _OutOfTime
+            raise _Enough
         for case in batch:
             if case.id not in seen:
                 seen.add(case.id)
@@ -167,7 +167,7 @@ def explore(
     with kit_draws():
         try:
             search()
-        except _OutOfTime:
+        except _Enough:
             pass
     if out_of_time():
         run.stopped = run.stopped or "the run's time budget ran out before its search was done"
@@ -184,10 +184,13 @@ def signature(result: Any) -> tuple[Any, ...]:
     )
 
 
-class _OutOfTime(Exception):
-    """Raised inside an exploration past its deadline: Hypothesis stops drawing at the first exception,
-    whereas an example that returned at once would still be drawn, and the examples left cost the
-    time of drawing them (900 compile batches take about a minute on a slow core)."""
+class _Enough(KeyboardInterrupt):
+    """Raised inside a search that must draw nothing more (an exploration past its deadline; a hunt past
+    its time, its judgements or a campaign's stop): an example that returned at once would still be
+    drawn, and shrunk, and drawing is not free (900 compile batches take about a minute on a slow core).
+    Hypothesis treats a ``KeyboardInterrupt`` as the wish to stop at once: it neither shrinks, replays
+    nor saves the example that raised it (a hunt's failures saved before it stay in the database). Only
+    this subclass is caught, around the search: a real Ctrl-C still goes through."""
 
 
 class _Found(Exception):
@@ -229,14 +232,16 @@ def hunt(
     @seed(seed_value)
     @given(batches)
     def search(batch: list[Any]) -> None:
+        # past its stop, budget or time, the search stops drawing (see _Enough): the smallest failure
+        # found so far is kept
         if stop is not None and stop():
             note[0] = note[0] or "the campaign stopped before its search for a minimal case was done"
-            return
+            raise _Enough
         if calls[0] >= profile.hunt_calls:
-            return  # the search's budget is spent: keep the smallest failure found so far
+            raise _Enough
         if time.monotonic() > stop_at:
             note[0] = "the search for a minimal case reached its time limit; a smaller case may exist"
-            return
+            raise _Enough
         calls[0] += 1
         for result in provisional(batch):
             for v in result.violations:
@@ -252,7 +257,7 @@ def hunt(
     try:
         with kit_draws():
             search()
-    except _Found:
+    except (_Found, _Enough):
         pass
     except HypothesisException:  # pragma: no cover - e.g. a flaky IUT confuses the shrinker
         pass

@@ -269,3 +269,36 @@ def test_an_exploration_past_its_deadline_stops_drawing_at_once() -> None:
             deadline=time.monotonic() - 1)
     assert PROFILES["standard"].examples == 900 and len(drawn) <= 2  # the first example (and its replay)
     assert run.stopped == "the run's time budget ran out before its search was done"
+
+
+def test_a_hunt_past_its_time_stops_drawing_and_keeps_what_it_found() -> None:
+    # a hunt that runs out of time while shrinking: Hypothesis would go on shrinking, drawing every attempt
+    # though each returned at once (a campaign's last hunts overran their 30 s by as much again)
+    import time
+    from types import SimpleNamespace
+
+    from hypothesis import strategies as st
+
+    from conformance.search import hunt
+    from reference.violations import Violation
+
+    drawn: list[Any] = []
+    batches = st.lists(st.integers(0, 10**6), min_size=5).map(lambda xs: drawn.append(xs) or [sum(xs)])
+    failures: list[int] = []
+
+    def judge(cases: list[int]) -> list[Any]:
+        results = [SimpleNamespace(case=n, violations=[Violation(clause="JS-ORDER", message=f"{n}")] if n > 10 else [])
+                   for n in cases]
+        if any(r.violations for r in results):
+            failures.extend(cases)
+            if len(failures) == 3:  # found, replayed, and shrunk once: the hunt then runs past its time
+                after[0] = len(drawn)
+                time.sleep(0.4)
+        return results
+
+    after = [0]
+    found = hunt(judge, judge, batches, "JS-ORDER", profile=PROFILES["quick"], seed_value=0,
+                 deadline=time.time() + 0.2)
+    assert found is not None and found.case > 10 and "reached its time limit" in found.note
+    # after the judgement that took it past its time, only the shrink attempt that stopped the search
+    assert len(drawn) - after[0] <= 1, len(drawn) - after[0]
