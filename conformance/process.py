@@ -24,6 +24,7 @@ from __future__ import annotations
 import atexit
 import os
 import secrets
+import shlex
 import signal
 import subprocess
 import threading
@@ -105,6 +106,42 @@ class _Lines:
             self._cond.notify_all()
 
 
+def shell_line(command: str) -> str:
+    """What the shell is given to run ``command``: ``exec`` and the command when it is one simple command
+    (words only: no operator, redirection, subshell, assignment or keyword), else the command as written.
+
+    A shell that runs a command as its child (dash, the usual ``/bin/sh``, does) keeps its own copy of
+    the command's stdout open for as long as the command runs, so an implementation that closes its stdout
+    and keeps running would look silent (an answer overdue after the timeout), not closed. ``exec`` makes
+    the command the shell's own process: the kit sees what the implementation itself does with its pipes.
+    A compound command (``cd dir && ./planner``) runs as written; its last process may be watched through
+    the shell."""
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words = list(lexer)
+    except ValueError:  # an unclosed quote: the shell says what is wrong
+        return command
+    if not words or "\n" in command or any(
+        w and all(c in lexer.punctuation_chars for c in w) for w in words
+    ):
+        return command
+    first = words[0]
+    if first in _SHELL_WORDS or "=" in first.split("/", 1)[0] or command.lstrip().startswith(("#", "!")):
+        return command
+    return "exec " + command
+
+
+#: words a simple command may not start with to be run through ``exec``: the shell's keywords and
+#: builtins that must run in the shell itself (``exec cd dir`` is no command)
+_SHELL_WORDS = frozenset((
+    "exec", "if", "then", "else", "elif", "fi", "case", "esac", "for", "while", "until", "do", "done", "in",
+    "{", "}", "!", "[[", "]]", "function", "select", "time", "cd", "export", "set", "unset", "alias", ".",
+    "source", "eval", "exit", "return", "readonly", "trap", "wait", "ulimit", "umask", "shift", "local",
+    "break", "continue",
+))
+
+
 class IUTProcess:
     """One run of ``command`` (with the shell) with its stdout as lines and the tail of its stderr."""
 
@@ -118,7 +155,7 @@ class IUTProcess:
         env = dict(os.environ, **{TOKEN_VARIABLE: self.token})
         try:
             self.proc = subprocess.Popen(
-                command, shell=True, cwd=cwd, env=env, start_new_session=True,
+                shell_line(command), shell=True, cwd=cwd, env=env, start_new_session=True,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             )
         except OSError as err:
