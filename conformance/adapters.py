@@ -19,7 +19,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import IO, Any, Protocol
 
-from conformance.process import MAX_LINE_BYTES, CannotStart, IUTProcess, Overlong, _EOF
+from conformance.process import MAX_LINE_BYTES, CannotStart, IUTProcess, Overlong, _EOF, exit_said
 from reference import jsonio
 
 __all__ = ["Adapter", "Answer", "CannotStart", "Errored", "PythonAdapter", "SubprocessAdapter", "make_adapter",
@@ -206,7 +206,7 @@ class SubprocessAdapter:
                 if status is None:
                     reason = f"closed its stdout before answering {what}, and kept running"
                 else:
-                    reason = f"exited with status {status} before answering {what}"
+                    reason = f"{exit_said(status)} before answering {what}"
                     if status == 0:  # a stream fault (CLI-STREAM), not only a crash: nothing said it failed
                         self._fault(lines, reason + " of this exchange" + (
                             f", after {before} earlier requests to the same process (a replay of this exchange"

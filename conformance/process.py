@@ -106,6 +106,19 @@ class _Lines:
             self._cond.notify_all()
 
 
+def exit_said(status: int) -> str:
+    """How a command ended, in words: ``exited with status 3``, or ``was killed by SIGSEGV`` for a
+    status Popen gives as minus the signal's number (a command run through ``exec`` is no shell's child
+    that would have said 128 + the signal)."""
+    if status >= 0:
+        return f"exited with status {status}"
+    try:
+        name = signal.Signals(-status).name
+    except ValueError:
+        name = f"signal {-status}"
+    return f"was killed by {name}"
+
+
 def shell_line(command: str) -> str:
     """What the shell is given to run ``command``: ``exec`` and the command when it is one simple command
     (words only: no operator, redirection, subshell, assignment or keyword), else the command as written.

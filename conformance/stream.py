@@ -19,7 +19,7 @@ from typing import Any
 
 from conformance.adapters import Errored, parse_answer
 from conformance.observations import StreamObservation
-from conformance.process import EOF, MAX_LINE_BYTES, CannotStart, IUTProcess, Overlong
+from conformance.process import EOF, MAX_LINE_BYTES, CannotStart, IUTProcess, Overlong, exit_said
 from conformance.registry import judge
 from conformance.results import CaseResult
 from reference import jsonio
@@ -203,7 +203,7 @@ def stream_errored(obs: StreamObservation, overlong: tuple[int, Overlong] | None
         return Errored(reason=f"answered {len(answered)} of {n} requests, then neither answered nor exited within"
                        f" {obs.timeout:g}s", stderr=obs.stderr)
     if len(answered) < n and obs.status != 0:
-        return Errored(reason=f"exited with status {obs.status} after answering {len(answered)} of {n} requests",
+        return Errored(reason=f"{exit_said(obs.status)} after answering {len(answered)} of {n} requests",
                        stderr=obs.stderr)
     if len(answered) == n:
         for k, raw in enumerate(answered):

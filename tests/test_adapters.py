@@ -42,6 +42,15 @@ def _warm(adapter: SubprocessAdapter) -> None:
     assert all(isinstance(a, dict) for a in answers), answers
 
 
+def test_a_process_killed_by_a_signal_is_errored_and_the_report_names_the_signal() -> None:
+    adapter = _adapter("killed")
+    _warm(adapter)
+    answers = adapter.exchange([GOOD] * 2)
+    adapter.close()
+    assert all(isinstance(a, Errored) for a in answers)
+    assert answers[0].reason == "was killed by SIGKILL before answering request 1 of 2", answers  # type: ignore[union-attr]
+
+
 def test_a_good_process_answers_every_request_in_order() -> None:
     adapter = _adapter("none")
     answers = adapter.exchange([GOOD] * 50)

@@ -8,6 +8,7 @@ kit's smoke stage (5 requests), so that it is met while certifying."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -24,6 +25,7 @@ LATE = 50
 HOWS = {
     "none": "a good compiler",
     "crash": "exits with status 3 at request START + 1",
+    "killed": "is killed by SIGKILL at request START + 1 (as by the kernel's out-of-memory killer)",
     "hang": "stops answering at request START + 1 and sleeps",
     "garbage": "every 4th answer after START is not JSON",
     "array": "every 3rd answer after START is a JSON array",
@@ -88,6 +90,8 @@ def main(how: str) -> int:
         if how == "crash" and count == START + 1:
             print("boom: the compiler fell over", file=sys.stderr)
             return 3
+        if how == "killed" and count == START + 1:
+            os.kill(os.getpid(), signal.SIGKILL)
         if how == "hang" and count == START + 1:
             time.sleep(3600)
         if how == "exit-early" and count == START + 1:
