@@ -139,8 +139,8 @@ def shell_line(command: str) -> str:
         w and all(c in lexer.punctuation_chars for c in w) for w in words
     ):
         return command
-    first = words[0]
-    if first in _SHELL_WORDS or "=" in first.split("/", 1)[0] or command.lstrip().startswith(("#", "!")):
+    first = words[0]  # (a comment alone has no words: shlex skips it as the shell does)
+    if first in _SHELL_WORDS or "=" in first.split("/", 1)[0]:
         return command
     return "exec " + command
 
