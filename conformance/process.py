@@ -22,9 +22,10 @@ Whatever the command does, the kit's own process stays bounded and nothing of it
 from __future__ import annotations
 
 import atexit
+import itertools
 import os
+import re
 import secrets
-import shlex
 import signal
 import subprocess
 import threading
@@ -120,29 +121,76 @@ def exit_said(status: int) -> str:
 
 
 def shell_line(command: str) -> str:
-    """What the shell is given to run ``command``: ``exec`` and the command when it is one simple command
-    (words only: no operator, redirection, subshell, assignment or keyword), else the command as written.
+    """What the shell is given to run ``command``: its last simple command run through ``exec`` where the
+    command is a list of simple commands (``./planner``, ``MODEL=small ./planner``, ``cd dir && ./planner``:
+    words and assignments joined by ``&&``, ``||`` or ``;``, no pipe, redirection, subshell, substitution
+    or keyword), else the command as written.
 
     A shell that runs a command as its child (dash, the usual ``/bin/sh``, does) keeps its own copy of
     the command's stdout open for as long as the command runs, so an implementation that closes its stdout
     and keeps running would look silent (an answer overdue after the timeout), not closed. ``exec`` makes
-    the command the shell's own process: the kit sees what the implementation itself does with its pipes.
-    A compound command (``cd dir && ./planner``) runs as written; its last process may be watched through
-    the shell."""
-    try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        words = list(lexer)
-    except ValueError:  # an unclosed quote: the shell says what is wrong
+    the last command the shell's own process: the kit sees what the implementation itself does with its
+    pipes. Any other command (a pipeline, redirections) runs as written; its last process may be watched
+    through the shell."""
+    if "\n" in command or "`" in command or "$(" in command:
         return command
-    if not words or "\n" in command or any(
-        w and all(c in lexer.punctuation_chars for c in w) for w in words
-    ):
-        return command
-    first = words[0]  # (a comment alone has no words: shlex skips it as the shell does)
-    if first in _SHELL_WORDS or "=" in first.split("/", 1)[0]:
-        return command
-    return "exec " + command
+    tokens = _shell_tokens(command)
+    if tokens is None or any(op and text not in _LIST_OPERATORS for op, text, _ in tokens):
+        return command  # an unclosed quote (the shell says what is wrong), a pipe, a redirection, a subshell
+    cut = max((k + 1 for k, (op, _, _) in enumerate(tokens) if op), default=0)
+    rest = list(itertools.dropwhile(lambda t: _ASSIGNMENT.match(t[1]), tokens[cut:]))
+    if not rest or rest[0][1] in _SHELL_WORDS:
+        return command  # assignments alone, a keyword or a builtin; or no command (a comment alone)
+    at = rest[0][2]
+    return command[:at] + "exec " + command[at:]
+
+
+#: what may join the simple commands of a line that is run with its last command through ``exec``
+_LIST_OPERATORS = ("&&", "||", ";")
+
+#: a word that assigns a variable for the command after it (``MODEL=small``, ``OPTS="a b"``)
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _shell_tokens(command: str) -> list[tuple[bool, str, int]] | None:
+    """The words and operators of one line as the shell splits it: (is an operator, the text as written,
+    where it starts), up to a comment; ``None`` for an unclosed quote. An operator is a run of unquoted
+    ``;&|<>()``; quotes and backslashes are read as the shell reads them (a quoted ``;`` is part of a word)."""
+    out: list[tuple[bool, str, int]] = []
+    i, n = 0, len(command)
+    while i < n:
+        c = command[i]
+        if c.isspace():
+            i += 1
+        elif c in _OPERATOR_CHARS:
+            j = i
+            while j < n and command[j] in _OPERATOR_CHARS:
+                j += 1
+            out.append((True, command[i:j], i))
+            i = j
+        elif c == "#":
+            break  # a comment, to the end of the line
+        else:
+            j = i
+            while j < n and not command[j].isspace() and command[j] not in _OPERATOR_CHARS:
+                if command[j] == "\\":
+                    j += 2
+                elif command[j] in "'\"":
+                    quote = command[j]
+                    j += 1
+                    while j < n and command[j] != quote:
+                        j += 2 if command[j] == "\\" and quote == '"' else 1
+                    if j >= n:
+                        return None
+                    j += 1
+                else:
+                    j += 1
+            out.append((False, command[i:j], i))
+            i = j
+    return out
+
+
+_OPERATOR_CHARS = frozenset(";&|<>()")
 
 
 #: words a simple command may not start with to be run through ``exec``: the shell's keywords and

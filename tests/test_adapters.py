@@ -12,10 +12,12 @@ import sys
 import time
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conformance.adapters import Errored, PythonAdapter, SubprocessAdapter
 from conformance.engine import CompilerJudge
-from conformance.process import IUTProcess, processes_with_token, shell_line
+from conformance.process import _SHELL_WORDS, IUTProcess, processes_with_token, shell_line
 from conformance.v8host import V8Host
 from reference import jsonio
 from tests.conftest import ROOT, python_module_command
@@ -28,8 +30,8 @@ GOOD = {
 PAST_START = START - 1  # requests answered well before the misbehaviour (the fence is the last of START)
 
 
-def _adapter(how: str, timeout: float = 3.0) -> SubprocessAdapter:
-    adapter = SubprocessAdapter(python_module_command("tests.faulty.broken", how), timeout=timeout)
+def _adapter(how: str, timeout: float = 3.0, prefix: str = "") -> SubprocessAdapter:
+    adapter = SubprocessAdapter(prefix + python_module_command("tests.faulty.broken", how), timeout=timeout)
     # what a compiler judge gives it (see CompilerJudge.is_fence), cheaper: the broken compilers answer
     # with the reference's js, which spells every string value as JSON text
     adapter.fence_check = lambda nonce, js: jsonio.dumps(nonce) in js
@@ -171,14 +173,15 @@ def test_a_wrong_answer_to_the_fence_errors_the_exchange(answer: str) -> None:
     assert all(isinstance(a, Errored) and "closing request" in a.reason for a in answers), answers
 
 
-def test_an_implementation_that_closes_stdout_and_keeps_running_is_errored() -> None:
-    adapter = _adapter("close-stdout")
+@pytest.mark.parametrize("prefix", ["", "cd . && PLANNER_MODE=x "])
+def test_an_implementation_that_closes_stdout_and_keeps_running_is_errored(prefix: str) -> None:
+    adapter = _adapter("close-stdout", prefix=prefix)
     _warm(adapter)
     token = adapter._proc.token  # type: ignore[union-attr]
     started = time.monotonic()
     answers = adapter.exchange([GOOD] * 2)
-    # seen as closed at once (the shell runs the command through exec, so it holds no copy of the
-    # command's stdout), not as silence until the timeout
+    # seen as closed at once (the shell runs the command, the last of a list too, through exec, so it
+    # holds no copy of the command's stdout), not as silence until the timeout
     assert isinstance(answers[0], Errored) and "closed its stdout" in answers[0].reason, answers
     assert time.monotonic() - started < adapter.timeout
     assert processes_with_token(token) == []
@@ -189,18 +192,49 @@ def test_an_implementation_that_closes_stdout_and_keeps_running_is_errored() -> 
     ("python -m my_planner --flag 'a b'", "exec python -m my_planner --flag 'a b'"),
     ("./planner --home $HOME \"x;y\"", "exec ./planner --home $HOME \"x;y\""),
     ("./planner $(cat args)", "./planner $(cat args)"),
-    ("cd dir && ./planner", "cd dir && ./planner"),
+    ("cd dir && ./planner", "cd dir && exec ./planner"),
+    ("cd 'a b' && X=\"1 2\" ./p --x 'y;z'", "cd 'a b' && X=\"1 2\" exec ./p --x 'y;z'"),
+    ("./a; ./b", "./a; exec ./b"),
+    ("./p || echo 'x && y'", "./p || exec echo 'x && y'"),
+    ("a\\;b&&./p", "a\\;b&&exec ./p"),
+    ("./a & ./b", "./a & ./b"),
+    ("./planner `cat args`", "./planner `cat args`"),
+    ("cd dir && exec ./p", "cd dir && exec ./p"),
+    ("if true; then ./planner; fi; ./other", "if true; then ./planner; fi; exec ./other"),
+    ("MODEL=small", "MODEL=small"),
+    ("./planner --x 1 # a note; not run", "exec ./planner --x 1 # a note; not run"),
+    ("# a comment alone", "# a comment alone"),
     ("./planner 2>/dev/null", "./planner 2>/dev/null"),
     ("./a | ./b", "./a | ./b"),
     ("(./planner)", "(./planner)"),
-    ("MODEL=small ./planner", "MODEL=small ./planner"),
+    ("MODEL=small ./planner", "MODEL=small exec ./planner"),
     ("exec ./planner", "exec ./planner"),
     ("if true; then ./planner; fi", "if true; then ./planner; fi"),
     ("./planner 'unclosed", "./planner 'unclosed"),
     ("./a\n./b", "./a\n./b"),
 ])
-def test_one_simple_command_is_run_through_exec_and_any_other_as_written(command: str, line: str) -> None:
+def test_the_last_of_a_list_of_simple_commands_is_run_through_exec_and_any_other_line_as_written(command: str, line: str) -> None:
     assert shell_line(command) == line
+
+
+_WORD = st.one_of(
+    st.text("abc./-_;&|$ ", min_size=1, max_size=6).map(shlex.quote),  # quoted: operators inside are words
+    st.from_regex(r"[a-z./][a-z0-9./_-]{0,5}", fullmatch=True),
+    st.from_regex(r"[a-z]{1,3}\\;[a-z]{0,2}", fullmatch=True),  # an escaped operator
+)
+_SIMPLE = st.tuples(
+    st.lists(st.tuples(st.from_regex(r"[A-Z_][A-Z0-9_]{0,4}", fullmatch=True), _WORD).map("=".join), max_size=2),
+    st.lists(_WORD, min_size=1, max_size=3).filter(lambda ws: ws[0] not in _SHELL_WORDS),
+)
+
+
+@given(st.lists(st.tuples(_SIMPLE, st.sampled_from(["&&", "||", ";", " && ", " ; "])), min_size=1, max_size=3))
+def test_exec_goes_right_before_the_last_simple_commands_command_word(parts) -> None:  # type: ignore[no-untyped-def]
+    line = ""
+    for k, ((assignments, words), operator) in enumerate(parts):
+        at = len(line) + sum(len(a) + 1 for a in assignments)  # where this command's words begin
+        line += " ".join(assignments + words) + (operator if k < len(parts) - 1 else "")
+    assert shell_line(line) == line[:at] + "exec " + line[at:]
 
 
 def _answers_and_growth(how: str, n: int, timeout: float) -> tuple[list[object], int]:
