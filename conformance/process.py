@@ -123,8 +123,8 @@ def exit_said(status: int) -> str:
 def shell_line(command: str) -> str:
     """What the shell is given to run ``command``: its last simple command run through ``exec`` where the
     command is a list of simple commands (``./planner``, ``MODEL=small ./planner``, ``cd dir && ./planner``:
-    words and assignments joined by ``&&``, ``||`` or ``;``, no pipe, redirection, subshell, substitution
-    or keyword), else the command as written.
+    words and assignments joined by ``&&``, ``||`` or ``;``, no pipe, redirection, subshell or
+    substitution) whose last command starts with no keyword or builtin, else the command as written.
 
     A shell that runs a command as its child (dash, the usual ``/bin/sh``, does) keeps its own copy of
     the command's stdout open for as long as the command runs, so an implementation that closes its stdout
@@ -147,6 +147,9 @@ def shell_line(command: str) -> str:
 
 #: what may join the simple commands of a line that is run with its last command through ``exec``
 _LIST_OPERATORS = ("&&", "||", ";")
+
+#: the characters of the shell's operators (an unquoted run of them is one operator)
+_OPERATOR_CHARS = frozenset(";&|<>()")
 
 #: a word that assigns a variable for the command after it (``MODEL=small``, ``OPTS="a b"``)
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
@@ -189,8 +192,6 @@ def _shell_tokens(command: str) -> list[tuple[bool, str, int]] | None:
             i = j
     return out
 
-
-_OPERATOR_CHARS = frozenset(";&|<>()")
 
 
 #: words a simple command may not start with to be run through ``exec``: the shell's keywords and
