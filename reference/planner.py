@@ -418,7 +418,7 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
             if holds(sides[1]):
                 continue  # the same value said twice ("invoice "INV-7" ... (invoice_id "INV-7")")
             nearest = next(j for j in sides if j is not None)
-            return f"argument {shown(tokens[nearest].text)!r} is given two values"
+            return f"argument {shown(tokens[nearest].text)!r} {TWO_VALUES}"
         filled[target] = value
     # an argument name with no value is a word that only looks like one ("send it to the team", with an
     # argument named "to"): left out, so that a required argument it leaves missing is refused below
@@ -428,7 +428,7 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
         args = calls[c]["args"]
         name = tokens[i].text
         if name in args and not json_equal(args[name], filled[i]):
-            return f"argument {shown(name)!r} is given two values in call {c + 1}"
+            return f"argument {shown(name)!r} {TWO_VALUES} in call {c + 1}"
         args[name] = filled[i]
     for c, name, value in listed:
         calls[c]["args"][name] = value
@@ -520,6 +520,10 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
 #: "… and again with …"): a word read so that is none of them is reread as said in passing (:func:`reread`)
 AGAIN_WORDS = frozenset({"once", "again"})
 
+#: what :func:`decode` says of an argument given a second, different value (:func:`reread` rereads such a
+#: request's words before its first call)
+TWO_VALUES = "is given two values"
+
 #: what may stand between two values of a list ("id "1", "2" and "3"")
 LIST_JOINERS = frozenset({",", "and", "then", "&", "/"})
 
@@ -584,10 +588,12 @@ def reread(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
     "again" read as another call of the tool before it was only said in passing ("once that's done", ``O``);
     and, last, however sure the model was, the reading in which every tool named again after a call of it is
     a mention of that call (``O``), and the one in which a word read as another call that is no word saying so
-    (``AGAIN_WORDS``: "against" is not "again") is said in passing (``O``). Beyond these, no call is ever
-    dropped, no value is ever dropped and every argument name read as one must get its value, so a request
-    that names too many calls, a tool or argument not in the catalog, a value with no argument or an
-    argument with no value stays refused."""
+    (``AGAIN_WORDS``: "against" is not "again") is said in passing (``O``); and, where the model's tags give an
+    argument two values and a value before the first call was read as an argument's ("Each was a false
+    alarm: close_ticket …"), the one in which everything before the first call is said in passing. Beyond
+    these, no call is ever dropped, no value is ever dropped and every argument name read as one must get
+    its value, so a request that names too many calls, a tool or argument not in the catalog, a value with
+    no argument or an argument with no value stays refused."""
     names = {a for t in catalog.tools for a, _ in t.arguments}
     changes: list[tuple[float, int, str]] = []
     for i, (tok, tag) in enumerate(zip(tokens, tags)):
@@ -626,6 +632,14 @@ def reread(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
     lookalikes = tuple((i, "O") for i, tag in enumerate(tags) if tag == "AGAIN" and tokens[i].text.lower() not in AGAIN_WORDS)
     if lookalikes:
         readings.append(lookalikes)
+    # and where an argument is given two values and a value said before the first call was read as an
+    # argument's ("Each was a false alarm: close_ticket …", "the coolant filter on line 2 again.
+    # create_work_order … line "L2""), the reading in which everything before the first call is said in passing
+    first = next((i for i, tag in enumerate(tags) if tag == "CALL"), None)
+    if first and any(tags[i] in _VALUE_TAGS for i in range(first)):
+        said = decode(tokens, tags, schedule, output, catalog)
+        if isinstance(said, str) and TWO_VALUES in said:
+            readings.append(tuple((i, "O") for i in range(first) if tags[i] != "O"))
     for edits in readings:
         other = list(tags)
         for i, alt in edits:

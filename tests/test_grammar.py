@@ -387,6 +387,29 @@ def test_a_reread_never_drops_a_value_or_changes_a_call() -> None:
         "mode": "single", "calls": [{"tool": "convert_currency", "args": {"amount": 5}}], "output": {"kind": "last"}}
 
 
+def test_values_said_before_the_first_call_are_reread_as_said_in_passing_when_an_argument_gets_two() -> None:
+    from reference.planner import reread
+
+    # "we paid 7 last time. convert_currency amount 5": the 7 said in passing before the call, read as the
+    # amount's, gives the amount two values; the reading with everything before the call said in passing is
+    # the plan, however sure the model was
+    tokens = lex('we paid 7 last time . convert_currency amount 5').tokens
+    tags = ["O", "O", "VAL>", "O", "O", "O", "CALL", "ARG<", "VAL<"]
+    assert "is given two values" in decode(tokens, tags, "sequential", "default", CATALOG)
+    plan = {"mode": "single", "calls": [{"tool": "convert_currency", "args": {"amount": 5}}], "output": {"kind": "last"}}
+    assert reread(tokens, tags, "sequential", "default", CATALOG, _logits(tags, {})) == plan
+    # "false alarm": a boolean said before the call, read as the amount's: the same
+    tokens = lex('a false alarm : convert_currency amount 5').tokens
+    tags = ["O", "VAL>", "O", "O", "CALL", "ARG<", "VAL<"]
+    assert reread(tokens, tags, "sequential", "default", CATALOG, _logits(tags, {})) == plan
+    # the reading must still be a valid plan: where the value dropped leaves a required argument missing
+    # (the 7 is the amount, the call names only "from"), the request stays refused
+    tokens = lex('we paid 7 last time . convert_currency from "USD" , to "EUR"').tokens
+    tags = ["O", "O", "VAL>", "O", "O", "O", "CALL", "ARG<", "VAL<", "O", "ARG<", "VAL<"]
+    assert "is given two values" in decode(tokens, tags, "sequential", "default", CATALOG)
+    assert reread(tokens, tags, "sequential", "default", CATALOG, _logits(tags, {})) is None
+
+
 def test_a_tool_named_again_after_its_call_is_reread_as_a_mention_of_it() -> None:
     from reference.planner import reread
 
