@@ -245,6 +245,19 @@ def test_the_output_kind_all_is_taken_for_one_call_only_when_the_network_is_sure
     assert answer["plan"]["output"] == {"kind": kind}
 
 
+@pytest.mark.parametrize(("logits", "mode"), [
+    ((0.0, 1.0, 1.0 + planner_module.PARALLEL_MARGIN + 0.25), "parallel"),  # sure of parallel
+    ((0.0, 1.0, 1.0 + planner_module.PARALLEL_MARGIN - 0.25), "sequential"),  # not sure: the default
+    ((0.0, 2.0, 1.0), "sequential"),
+])
+def test_several_calls_run_in_parallel_only_when_the_network_is_sure(
+        network: M.TinyCodemode, logits: tuple[float, float, float], mode: str) -> None:
+    """Several calls said with no schedule run one after another (the contract's default): "parallel"
+    must beat "sequential" by ``PARALLEL_MARGIN`` logits."""
+    planner = _sure_of(network, 2, logits, (0.0, 0.0, 1.0))
+    assert planner.respond("call t and t", _TOOL_T)["plan"]["mode"] == mode
+
+
 def test_a_model_trained_from_the_grammar_keeps_its_lexicon_through_save_and_load(tmp_path: object) -> None:
     """``codemode train`` end to end on a few examples: the lexicon is made from the training texts (never
     the stand-ins for unseen words), saved with the weights, and the loaded network reads words as the
