@@ -598,8 +598,9 @@ def reread(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
     and, last, however sure the model was, the reading in which every tool named again after a call of it is
     a mention of that call (``O``), and the one in which a word read as another call that is no word saying so
     (``AGAIN_WORDS``: "against" is not "again") is said in passing (``O``); and, where the model's tags give an
-    argument two values and a value before the first call was read as an argument's ("Each was a false
-    alarm: close_ticket …"), the one in which everything before the first call is said in passing. Beyond
+    argument two values and a value before the first call or in a remark in brackets was read as an
+    argument's ("Each was a false alarm: close_ticket …", "volume_l 0.25 (a flask of 250 mL)"), the ones in
+    which such parts are said in passing. Beyond
     these, no call is ever dropped, no value is ever dropped and every argument name read as one must get
     its value, so a request that names too many calls, a tool or argument not in the catalog, a value with
     no argument or an argument with no value stays refused."""
@@ -641,14 +642,16 @@ def reread(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
     lookalikes = tuple((i, "O") for i, tag in enumerate(tags) if tag == "AGAIN" and tokens[i].text.lower() not in AGAIN_WORDS)
     if lookalikes:
         readings.append(lookalikes)
-    # and where an argument is given two values and a value said before the first call was read as an
-    # argument's ("Each was a false alarm: close_ticket …", "the coolant filter on line 2 again.
-    # create_work_order … line "L2""), the reading in which everything before the first call is said in passing
-    first = next((i for i, tag in enumerate(tags) if tag == "CALL"), None)
-    if first and any(tags[i] in _VALUE_TAGS for i in range(first)):
+    # and where an argument is given two values, the readings in which what was said before the first call, or
+    # in a remark in round brackets with no call in it, holds a value read as an argument's and is said in
+    # passing ("Each was a false alarm: close_ticket …", "the filter on line 2 again. create_work_order … line
+    # "L2"", "volume_l 0.25 (a flask of 250 mL)"): each such part alone, then all of them
+    remarks = [span for span in _remarks(tokens, tags) if any(tags[i] in _VALUE_TAGS for i in span)]
+    if remarks:
         said = decode(tokens, tags, schedule, output, catalog)
         if isinstance(said, str) and TWO_VALUES in said:
-            readings.append(tuple((i, "O") for i in range(first) if tags[i] != "O"))
+            parts = remarks + [[i for span in remarks for i in span]] if len(remarks) > 1 else remarks
+            readings += [tuple((i, "O") for i in part if tags[i] != "O") for part in parts]
     for edits in readings:
         other = list(tags)
         for i, alt in edits:
@@ -658,6 +661,26 @@ def reread(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
         if not isinstance(raw, str) and sum(len(c["args"]) for c in raw["calls"]) >= named and not validate_plan(raw, catalog):
             return raw  # (a reading in which an argument name is left without its value is no reading)
     return None
+
+
+def _remarks(tokens: Sequence[Token], tags: Sequence[str]) -> list[list[int]]:
+    """The parts of a request a reader may take as said in passing: what comes before its first call, and
+    each remark in round brackets (innermost first) with no call in it (token indices)."""
+    spans: list[list[int]] = []
+    first = next((i for i, tag in enumerate(tags) if tag == "CALL"), None)
+    if first:
+        spans.append(list(range(first)))
+    opened: list[int] = []
+    for i, tok in enumerate(tokens):
+        if tok.kind != "punct":
+            continue
+        if tok.text == "(":
+            opened.append(i)
+        elif tok.text == ")" and opened:
+            start = opened.pop()
+            if all(tags[j] not in ("CALL", "AGAIN") for j in range(start + 1, i)):
+                spans.append(list(range(start + 1, i)))
+    return spans
 
 
 def _plain(value: Any) -> Any:

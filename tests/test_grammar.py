@@ -387,7 +387,7 @@ def test_a_reread_never_drops_a_value_or_changes_a_call() -> None:
         "mode": "single", "calls": [{"tool": "convert_currency", "args": {"amount": 5}}], "output": {"kind": "last"}}
 
 
-def test_values_said_before_the_first_call_are_reread_as_said_in_passing_when_an_argument_gets_two() -> None:
+def test_values_said_before_the_first_call_or_in_a_remark_are_reread_as_said_in_passing_when_an_argument_gets_two() -> None:
     from reference.planner import reread
 
     # "we paid 7 last time. convert_currency amount 5": the 7 said in passing before the call, read as the
@@ -402,6 +402,18 @@ def test_values_said_before_the_first_call_are_reread_as_said_in_passing_when_an
     tokens = lex('a false alarm : convert_currency amount 5').tokens
     tags = ["O", "VAL>", "O", "O", "CALL", "ARG<", "VAL<"]
     assert reread(tokens, tags, "sequential", "default", CATALOG, _logits(tags, {})) == plan
+    # a remark in brackets after the call with a number in it ("(we paid 7 last time)"): the same
+    tokens = lex('convert_currency amount 5 ( we paid 7 last time )').tokens
+    tags = ["CALL", "ARG<", "VAL<", "O", "O", "O", "VAL<", "O", "O", "O"]
+    assert "is given two values" in decode(tokens, tags, "sequential", "default", CATALOG)
+    assert reread(tokens, tags, "sequential", "default", CATALOG, _logits(tags, {})) == plan
+    # but brackets with a call in them are no remark ("(use convert_currency)"), and what is before the first
+    # call is one (the parts a reader may take as said in passing, by token index)
+    from reference.planner import _remarks
+
+    tokens = lex('so 7 : amount 5 ( use convert_currency ) ( 7 )').tokens
+    tags = ["O", "VAL>", "O", "ARG>", "VAL<", "O", "O", "CALL", "O", "O", "VAL<", "O"]
+    assert _remarks(tokens, tags) == [[0, 1, 2, 3, 4, 5, 6], [10]]
     # the reading must still be a valid plan: where the value dropped leaves a required argument missing
     # (the 7 is the amount, the call names only "from"), the request stays refused
     tokens = lex('we paid 7 last time . convert_currency from "USD" , to "EUR"').tokens
