@@ -116,30 +116,19 @@ class Texts(Lexicon):
 
 def identity_bits(text: str, kind: str) -> int:
     """The features of a word or punctuation that is no catalog name: its kind, a capital first letter, and
-    its shape (an underscore, a camelCase hump, a digit: how identifiers look, such as a tool that is not
-    in the catalog). A hump is two lower-case letters and a capital after them ("getUser", "sendSlack"): the
-    capitals of units, formulas and plurals of acronyms ("pH", "mg/dL", "NaCl", "HPLCs") are no identifier's."""
+    its shape (an underscore, a capital inside it, a digit: how identifiers look, such as a tool that is not
+    in the catalog)."""
     bits = _KIND_BIT[kind]
     if text[:1].isupper():
         bits |= _CAPITAL
     if kind == "word":
         if "_" in text:
             bits |= 1 << 26
-        if _hump(text):
+        if any(c.isupper() for c in text[1:]) and any(c.islower() for c in text):
             bits |= 1 << 27
         if any(c.isdigit() for c in text):
             bits |= 1 << 28
     return bits
-
-
-def _hump(text: str) -> bool:
-    """Whether two lower-case letters and a capital follow each other in ``text`` (camelCase)."""
-    run = 0
-    for c in text:
-        if c.isupper() and run >= 2:
-            return True
-        run = run + 1 if c.islower() else 0
-    return False
 
 
 def featurize(tokens: tuple[Token, ...], catalog: Catalog, lexicon: Lexicon) -> tuple[list[int], list[int]]:
