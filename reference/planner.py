@@ -529,8 +529,8 @@ def decode(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
 #: "… and again with …"): a word read so that is none of them is reread as said in passing (:func:`reread`)
 AGAIN_WORDS = frozenset({"once", "again"})
 
-#: what :func:`decode` says of an argument given a second, different value (:func:`reread` rereads such a
-#: request's words before its first call)
+#: what :func:`decode` says of an argument given a second, different value (:func:`reread` then rereads what
+#: such a request says before its first call or in a remark in brackets)
 TWO_VALUES = "is given two values"
 
 #: what may stand between two values of a list ("id "1", "2" and "3"")
@@ -600,10 +600,9 @@ def reread(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
     (``AGAIN_WORDS``: "against" is not "again") is said in passing (``O``); and, where the model's tags give an
     argument two values and a value before the first call or in a remark in brackets was read as an
     argument's ("Each was a false alarm: close_ticket …", "volume_l 0.25 (a flask of 250 mL)"), the ones in
-    which such parts are said in passing. Beyond
-    these, no call is ever dropped, no value is ever dropped and every argument name read as one must get
-    its value, so a request that names too many calls, a tool or argument not in the catalog, a value with
-    no argument or an argument with no value stays refused."""
+    which such parts are said in passing. Beyond these, no call is ever dropped, no value is ever dropped and
+    every argument name read as one must get its value, so a request that names too many calls, a tool or
+    argument not in the catalog, a value with no argument or an argument with no value stays refused."""
     names = {a for t in catalog.tools for a, _ in t.arguments}
     changes: list[tuple[float, int, str]] = []
     for i, (tok, tag) in enumerate(zip(tokens, tags)):
