@@ -193,7 +193,6 @@ def _shell_tokens(command: str) -> list[tuple[bool, str, int]] | None:
     return out
 
 
-
 #: words a simple command may not start with to be run through ``exec``: the shell's keywords and
 #: builtins that must run in the shell itself (``exec cd dir`` is no command)
 _SHELL_WORDS = frozenset((

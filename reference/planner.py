@@ -214,7 +214,7 @@ class Planner:
         raw = decode(tokens, tags, schedule, output, catalog)
         problems = validate_plan(raw, catalog) if not isinstance(raw, str) else []
         if (isinstance(raw, str) or problems) and schedule != "reject" and logits is not None:
-            second = reread(tokens, tags, schedule, output, catalog, logits())
+            second = reread(tokens, tags, schedule, output, catalog, logits(), said=raw)
             if second is not None:
                 raw, problems = second, []
         if isinstance(raw, str):
@@ -587,7 +587,7 @@ _SHAPE_TAGS = ("LIMIT", "FIELD")
 
 
 def reread(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: str, catalog: Catalog,
-           logits: Sequence[Sequence[float]]) -> dict[str, Any] | None:
+           logits: Sequence[Sequence[float]], *, said: dict[str, Any] | str | None = None) -> dict[str, Any] | None:
     """When the model's best tags do not decode into a valid plan: the valid plan of the likeliest other
     reading, or ``None``. The readings tried change one or two of the tags the model was least sure of, and
     only where a reader could hesitate: which side a value's argument name is on (``VAL<``/``VAL>``), whether
@@ -602,7 +602,8 @@ def reread(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
     argument's ("Each was a false alarm: close_ticket …", "volume_l 0.25 (a flask of 250 mL)"), the ones in
     which such parts are said in passing. Beyond these, no call is ever dropped, no value is ever dropped and
     every argument name read as one must get its value, so a request that names too many calls, a tool or
-    argument not in the catalog, a value with no argument or an argument with no value stays refused."""
+    argument not in the catalog, a value with no argument or an argument with no value stays refused.
+    ``said`` is what :func:`decode` made of ``tags``, where the caller has it already."""
     names = {a for t in catalog.tools for a, _ in t.arguments}
     changes: list[tuple[float, int, str]] = []
     for i, (tok, tag) in enumerate(zip(tokens, tags)):
@@ -647,7 +648,8 @@ def reread(tokens: Sequence[Token], tags: Sequence[str], schedule: str, output: 
     # "L2"", "volume_l 0.25 (a flask of 250 mL)"): each such part alone, then all of them
     remarks = [span for span in _remarks(tokens, tags) if any(tags[i] in _VALUE_TAGS for i in span)]
     if remarks:
-        said = decode(tokens, tags, schedule, output, catalog)
+        if said is None:
+            said = decode(tokens, tags, schedule, output, catalog)
         if isinstance(said, str) and TWO_VALUES in said:
             parts = remarks + [[i for span in remarks for i in span]] if len(remarks) > 1 else remarks
             readings += [tuple((i, "O") for i in part if tags[i] != "O") for part in parts]
