@@ -42,7 +42,8 @@ def _parser() -> argparse.ArgumentParser:
                       help="intra-op threads the network runs on (default 1: fastest where the planner shares the"
                            " machine, as beside the kit; 0: PyTorch's default, one per core)")
 
-    train = sub.add_parser("train", help="train the Tiny Codemode CNN from strategies (fixed seed, CPU)")
+    train = sub.add_parser("train", help="train the Tiny Codemode CNN from strategies and the hand-written training"
+                           " cases (fixed seed, CPU)")
     train.add_argument("--out", type=Path, default=Path("reference/weights/tiny_codemode.pt"))
     train.add_argument("--examples", type=int, default=None, help="training seeds (default: the shipped recipe)")
     train.add_argument("--epochs", type=int, default=None)
@@ -52,6 +53,12 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--corpus", type=Path, action="append", default=None, metavar="FILE",
                        help="a hand-written corpus to evaluate on too (repeatable; default: the two independent"
                             " corpora that ship with the kit, corpora/heldout/ and corpora/people/)")
+    hand = train.add_mutually_exclusive_group()
+    hand.add_argument("--hand-written", type=Path, action="append", default=None, metavar="FILE",
+                      help="hand-written training cases to add to the generated ones (repeatable; default: those"
+                           " that ship, corpora/train/)")
+    hand.add_argument("--no-hand-written", action="store_true",
+                      help="train on generated instructions alone (to measure what the hand-written cases add)")
     train.add_argument("--hold-out", action="append", default=[], metavar="AXIS=FORM",
                        help="leave every instruction phrased with this form out of the training data and report"
                             " accuracy on it (repeatable; e.g. arg=bare-back, tool=paren; see `codemode train"
@@ -328,7 +335,8 @@ def _train(args: argparse.Namespace) -> int:
         network = load(str(args.out))
     else:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        network = training.train(out=str(args.out), seed=args.seed, hold_out=args.hold_out, **options)
+        network = training.train(out=str(args.out), seed=args.seed, hold_out=args.hold_out,
+                                 hand=[] if args.no_hand_written else args.hand_written, **options)
     planner = Planner(network)
     if args.eval:
         result = T.evaluate(planner, training.held_out(args.eval))

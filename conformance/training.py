@@ -13,6 +13,7 @@ import random
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 TRAIN_SEED_BASE = 1_000_000
@@ -62,12 +63,19 @@ def generate(n: int, *, base: int, workers: int = 2, hold_out: frozenset[str] = 
     return [e for chunk in chunks for e in chunk]
 
 
+#: how many times each hand-written training case is seen per epoch (each time with its own word dropout)
+HAND_REPEAT = 6
+
+
 def train(*, examples: int = 180_000, out: str | None = None, seed: int = 0, workers: int = 2,
-          hold_out: Sequence[str] = (), log: Any = sys.stderr, **options: Any) -> Any:
-    """Render ``examples`` seeds of training data and train the Tiny Codemode CNN on them (the shipped
-    recipe); ``hold_out`` phrasing forms (``axis=form``, see ``strategies._internal.rendering.AXES``) are
-    kept out of the training data, to measure generalization to phrasing never seen; ``options`` go to
-    :func:`reference.train.train`."""
+          hold_out: Sequence[str] = (), hand: Sequence[Path] | None = None, log: Any = sys.stderr,
+          **options: Any) -> Any:
+    """Render ``examples`` seeds of training data, add the hand-written training cases (``hand``: their
+    files; default: those that ship, ``conformance.handwritten``), each ``HAND_REPEAT`` times, and train the
+    Tiny Codemode CNN on them (the shipped recipe); ``hold_out`` phrasing forms (``axis=form``, see
+    ``strategies._internal.rendering.AXES``) are kept out of the generated data, to measure generalization
+    to phrasing never seen; ``options`` go to :func:`reference.train.train`."""
+    from conformance import handwritten
     from reference.train import train as fit
     from strategies._internal.vocabulary import UNSEEN
 
@@ -75,6 +83,8 @@ def train(*, examples: int = 180_000, out: str | None = None, seed: int = 0, wor
     t0 = time.time()
     data = generate(examples, base=TRAIN_SEED_BASE, workers=workers, hold_out=frozenset(hold_out))
     print(f"generated {len(data)} examples in {time.time() - t0:.0f}s", file=log)
+    written = handwritten.examples(handwritten.read(hand), log=log)
+    data += written * HAND_REPEAT  # the same objects: the lexicon counts each case once
     return fit(data, seed=seed, out=out, log=log, reserved=UNSEEN, **options)
 
 

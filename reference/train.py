@@ -62,7 +62,7 @@ def lexicon(data: Sequence[Example], *, reserved: Iterable[str] = ()) -> tuple[s
     stems their words have in at least ``MIN_COUNT`` instructions, sorted; ``reserved`` texts (the augmentation's
     stand-ins for unseen words) are never in it."""
     words: Counter[str] = Counter()
-    for e in data:
+    for e in _distinct(data):
         words.update({t for t in e.ids if isinstance(t, str)})
     skip = {w.lower() for w in reserved}
     known = {w for w, n in words.items() if n >= MIN_COUNT and w not in skip}
@@ -74,10 +74,15 @@ def lexicon(data: Sequence[Example], *, reserved: Iterable[str] = ()) -> tuple[s
     return tuple(sorted(known))
 
 
-def identify(data: list[Example], lex_: M.Lexicon) -> None:
+def _distinct(data: Sequence[Example]) -> list[Example]:
+    """Each example once, where a training set repeats some (the same object, seen more than once an epoch)."""
+    return list({id(e): e for e in data}.values())
+
+
+def identify(data: Sequence[Example], lex_: M.Lexicon) -> None:
     """Give every example's words their ids in ``lex_``, in place, and note each word's stem id (what word
     dropout may read it as)."""
-    for e in data:
+    for e in _distinct(data):
         e.stems = [lex_.index.get(M.stem(t) or "", M.UNKNOWN) if isinstance(t, str) else M.UNKNOWN for t in e.ids]
         e.ids = [lex_.identity(t) if isinstance(t, str) else t for t in e.ids]
 
@@ -113,7 +118,7 @@ def _tensors(batch: list[Example], rng: random.Random, dropout: float, known: in
 def train(
     data: list[Example],
     *,
-    epochs: int = 14,
+    epochs: int = 18,
     batch_size: int = 128,
     lr: float = 2e-3,
     word_dropout: float = 0.25,

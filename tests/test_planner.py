@@ -5,6 +5,8 @@ the cyclic garbage collector and turns oneDNN off, runs the network on the plann
 from __future__ import annotations
 
 import gc
+import json
+from pathlib import Path
 
 import pytest
 
@@ -259,18 +261,28 @@ def test_several_calls_run_in_parallel_only_when_the_network_is_sure(
 
 
 def test_a_model_trained_from_the_grammar_keeps_its_lexicon_through_save_and_load(tmp_path: object) -> None:
-    """``codemode train`` end to end on a few examples: the lexicon is made from the training texts (never
-    the stand-ins for unseen words), saved with the weights, and the loaded network reads words as the
-    trained one did."""
+    """``codemode train`` end to end on a few examples and three hand-written cases: the lexicon is made from
+    the training texts of both (never the stand-ins for unseen words), saved with the weights, and the loaded
+    network reads words as the trained one did."""
     import io
 
     from conformance import training
     from strategies._internal.vocabulary import UNSEEN
 
+    tool = {"name": "get_quote", "arguments": {"symbol": "string"}, "required": ["symbol"],
+            "returns": {"kind": "object", "properties": ["price"]}}
+    hand = Path(str(tmp_path)) / "hand.jsonl"
+    hand.write_text("".join(json.dumps({
+        "family": "single", "instruction": f'zorblat {n}: get_quote symbol "{s}"', "tools": [tool],
+        "expect": {"plan": {"mode": "single", "calls": [{"tool": "get_quote", "args": {"symbol": s}}],
+                            "output": {"kind": "last"}}}}) + "\n" for n, s in enumerate("ABC")))
     out = str(tmp_path) + "/tiny.pt"  # type: ignore[operator]
-    trained = training.train(examples=300, epochs=1, workers=1, out=out, log=io.StringIO())
+    log = io.StringIO()
+    trained = training.train(examples=300, epochs=1, workers=1, out=out, hand=[hand], log=log)
+    assert "hand-written cases: 3 used" in log.getvalue()
     words = trained.config.words
     assert "call" in words and not {w.lower() for w in UNSEEN} & set(words)
+    assert "zorblat" in words  # a word of the hand-written cases alone, in three of them
     assert list(words) == sorted(words) and any(w.startswith("~") for w in words)
     loaded = M.load(out)
     assert loaded.config.words == words and loaded.lexicon.index == trained.lexicon.index

@@ -63,13 +63,20 @@ _PAR_SUFFIX = (
     "-- run them in parallel", "in same moment", ", both at once", ". Do them together", ", in one batch",
     ". Parallel is fine", "all three at once",
 )
+#: (the quantifiers and pronouns of the parallel phrases, "these", "both", "all", "each", "them", are said as often
+#: in sequential ones: a schedule is in its schedule words, not in "both" or "these")
 _SEQ_PREFIX = ("First,", "First", "In sequence,", "Sequentially,", "One after another,", "In order,", "Step by step,",
                "Don't run these in parallel:", "Not in parallel, please:", "Do not parallelize:", "One by one:",
-               "Strictly in order:")
+               "Strictly in order:", "Run these one after another:", "Do these in order:", "Both, one after the other:",
+               "Do all of them in sequence:", "Each in turn:", "These in this order:", "Do both in turn:",
+               "All of them, one at a time:", "Take these one by one:")
 _SEQ_SUFFIX = (
     "in sequence", "sequentially", "one after another", "one at a time", "in this order", ", in order",
     ". Run them one by one", ", one after the other", "-- not in parallel", ", not at the same time",
     ". Wait for each to finish before the next", ", each after the previous one", ". Do not run them concurrently",
+    ", both in order", ". Do these one after another", ", all of them in sequence", ". Run each of them in turn",
+    "-- both of them, one at a time", ", each in turn", ". Do them in this order", ", all of them sequentially",
+    ". These go one after the other", ", the same way, one by one",
 )
 #: markers of a numbered or bulleted list of sequential calls (``{n}`` is the step's number)
 _SEQ_LIST = ("{n})", "{n}.", "Step {n}:", "({n})", "-", "*", "#{n}", "{n} -")
