@@ -62,7 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--hold-out", action="append", default=[], metavar="AXIS=FORM",
                        help="leave every instruction phrased with this form out of the training data and report"
                             " accuracy on it (repeatable; e.g. arg=bare-back, tool=paren; see `codemode train"
-                            " --hold-out help`)")
+                            " --hold-out help`); the hand-written cases, whose forms are not labelled, are left out"
+                            " too unless --hand-written names them")
 
     cert = sub.add_parser("certify", help="certify an implementation against SPEC.md")
     target = cert.add_mutually_exclusive_group(required=True)

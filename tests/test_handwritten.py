@@ -13,6 +13,7 @@ torch = pytest.importorskip("torch")  # training needs the [planner] extra
 
 from conformance import handwritten as H  # noqa: E402
 from reference import model as M  # noqa: E402
+from reference import jsonio  # noqa: E402
 from reference.catalog import Catalog  # noqa: E402
 from reference.jsonio import json_equal  # noqa: E402
 from reference.lexer import lex  # noqa: E402
@@ -118,3 +119,18 @@ def test_most_of_the_shipped_hand_written_cases_are_used() -> None:
     used = H.examples(supported)
     assert len(used) >= 0.9 * len(supported)
     assert all(Path(f).resolve().parent.name == "train" for f in files)  # corpora/train/, nothing else
+
+
+def test_a_training_that_holds_out_phrasing_forms_trains_on_no_hand_written_case_unless_told(tmp_path: Path) -> None:
+    """Hand-written cases are not labelled with the phrasing forms they use: a hold-out measurement that
+    trained on them could be measuring forms the network saw."""
+    from conformance import training
+
+    hand = tmp_path / "hand.jsonl"
+    case = {"family": "single", "instruction": 'get_quote symbol "A" (use get_quote)', "tools": [STOCK],
+            "expect": {"plan": plan("single", call("get_quote", symbol="A"))}}
+    hand.write_text(jsonio.dumps(case) + "\n", encoding="utf-8")
+    for hand_files, used in ((None, "0 used"), ([hand], "1 used")):
+        log = io.StringIO()
+        training.train(examples=40, epochs=1, workers=1, hold_out=["tool=paren"], hand=hand_files, log=log)
+        assert f"hand-written cases: {used}" in log.getvalue()
