@@ -56,7 +56,7 @@ def _parser() -> argparse.ArgumentParser:
     hand = train.add_mutually_exclusive_group()
     hand.add_argument("--hand-written", type=Path, action="append", default=None, metavar="FILE",
                       help="hand-written training cases to add to the generated ones (repeatable; default: those"
-                           " that ship, corpora/train/)")
+                           " that ship, conformance/handwritten/: the files of corpora/train/ linked there)")
     hand.add_argument("--no-hand-written", action="store_true",
                       help="train on generated instructions alone (to measure what the hand-written cases add)")
     train.add_argument("--hold-out", action="append", default=[], metavar="AXIS=FORM",

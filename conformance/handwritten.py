@@ -1,14 +1,14 @@
 """Hand-written training cases for the reference planner, with per-token truth found by decoding.
 
 ``corpora/train/`` holds planner cases written by people, one at a time, in the record format of the
-independent corpora (``{"id", "family", "instruction", "tools", "expect"}``); they ship with the kit as
-``conformance/handwritten/``. A case says the plan, not which word is which, so its per-token tags are
-*found*: :func:`align` tags the plan's tool, argument, value, field and limit tokens as the grammar would
-(the nearest name and value that belong together, on the side they are said), tries the few readings
-where a case leaves a choice (which mention of a tool is the call, a tool named once for repeated calls,
-an argument said once for every call), and keeps the first reading that the reference planner's own
-decoder turns into exactly the expected plan. A case no reading decodes is left out of training and
-counted, never guessed.
+independent corpora (``{"id", "family", "instruction", "tools", "expect"}``); those trained on ship with the
+kit as ``conformance/handwritten/`` (links into ``corpora/train/``, whose README says which). A case says
+the plan, not which word is which, so its per-token tags are *found*: :func:`align` tags the plan's tool,
+argument, value, field and limit tokens as the grammar would (the nearest name and value that belong
+together, on the side they are said), tries the few readings where a case leaves a choice (which mention of
+a tool is the call, a tool named once for repeated calls, an argument said once for every call), and keeps
+the first reading that the reference planner's own decoder turns into exactly the expected plan. A case no
+reading decodes is left out of training and counted, never guessed.
 
 A supported case's output kind is trained as the default (``default``) wherever it is the kind an instruction
 that names none gets (``last`` for one call, ``all`` for several): so the network learns that most people's
